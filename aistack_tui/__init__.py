@@ -1,0 +1,3 @@
+"""aistack: an interactive terminal coding agent."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""The agent runtime: turn loop, events, tool running, queues and stops."""

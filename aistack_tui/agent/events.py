@@ -1,0 +1,158 @@
+"""The agent's only output: a closed union of small, frozen events.
+
+Front ends (the TUI, print mode) consume these and nothing else; they dispatch with
+`match`. Events are past-tense nouns. Each is a slotted frozen dataclass: cheap to make
+thousands of times per answer, and impossible to mutate by a consumer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
+
+from aistack_tui.llm.types import Message, ToolResultBlock, Usage
+from aistack_tui.permissions.types import Decision
+from aistack_tui.tools.base import ToolCallDisplay
+
+EndReason: TypeAlias = Literal[
+    "completed",  # the model answered without asking for tools
+    "max_turns",
+    "interrupted",
+    "error",
+    "budget",
+    "stop_hook",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnStarted:
+    """A model request is about to be made (turn numbers count model responses)."""
+
+    turn: int
+    provider: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThinkingDelta:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StreamReset:
+    """The stream failed mid-way and is retried: discard the partial assistant text."""
+
+    reason: str
+    attempt: int
+    delay: float
+
+
+@dataclass(frozen=True, slots=True)
+class MessageAdded:
+    """A complete message joined the conversation (user, assistant or tool results)."""
+
+    message: Message
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallRequested:
+    tool_use_id: str
+    name: str
+    input: dict[str, Any]
+    display: ToolCallDisplay
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionAsked:
+    tool_use_id: str
+    name: str
+    decision: Decision
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionDecided:
+    tool_use_id: str
+    name: str
+    behavior: Literal["allow", "deny"]
+    reason: str
+    input: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ToolStarted:
+    tool_use_id: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class ToolFinished:
+    tool_use_id: str
+    name: str
+    result: ToolResultBlock
+    duration_s: float
+    display: ToolCallDisplay | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class UsageUpdated:
+    """Token usage of the last model response, the session totals and the cost so far."""
+
+    turn_usage: Usage
+    session_usage: Usage
+    turn_cost_usd: float | None
+    session_cost_usd: float | None
+    context_tokens: int
+    context_window: int
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """Something the user should see that is not part of the conversation."""
+
+    text: str
+    level: Literal["info", "warning", "error"] = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class ErrorOccurred:
+    """A failure that ended the run (after retries); `kind` is the exception class name."""
+
+    message: str
+    kind: str
+    retryable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded:
+    """The run finished; always the last event."""
+
+    reason: EndReason
+    num_turns: int
+    final_text: str
+    usage: Usage
+    cost_usd: float | None
+    duration_ms: int
+    duration_api_ms: int
+
+
+AgentEvent: TypeAlias = (
+    TurnStarted
+    | TextDelta
+    | ThinkingDelta
+    | StreamReset
+    | MessageAdded
+    | ToolCallRequested
+    | PermissionAsked
+    | PermissionDecided
+    | ToolStarted
+    | ToolFinished
+    | UsageUpdated
+    | Notice
+    | ErrorOccurred
+    | TurnEnded
+)

@@ -1,0 +1,1 @@
+"""Entry points: argv to settings to a front end or a subcommand."""

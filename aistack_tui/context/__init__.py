@@ -1,0 +1,1 @@
+"""System prompt assembly and budgeted context injection."""

@@ -1,0 +1,1 @@
+"""Code knowledge: tree-sitter index, repo map and hybrid code search."""

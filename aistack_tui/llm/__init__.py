@@ -1,0 +1,1 @@
+"""Provider-agnostic LLM layer: types, adapters over the official SDKs, retries."""

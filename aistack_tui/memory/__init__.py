@@ -1,0 +1,1 @@
+"""Long-term memory: layered, searchable, injected before each turn."""

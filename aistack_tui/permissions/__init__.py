@@ -1,0 +1,1 @@
+"""Permission rules, modes, Bash analysis and guardrails: pure data and functions."""

@@ -1,0 +1,73 @@
+"""The data the permission engine takes and returns: pure values, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, TypeAlias
+
+Behavior: TypeAlias = Literal["allow", "ask", "deny"]
+PermissionMode: TypeAlias = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+PERMISSION_MODES: tuple[PermissionMode, ...] = (
+    "default",
+    "acceptEdits",
+    "plan",
+    "bypassPermissions",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PermissionRequest:
+    """One tool call as the engine sees it.
+
+    `read_only` and `needs_permission` come from the tool's class; `tool_input` is the
+    validated input the model sent (for Bash the `command`, for file tools `file_path`
+    or `path`, for WebFetch `url`).
+    """
+
+    tool_name: str
+    tool_input: dict[str, Any]
+    read_only: bool = False
+    needs_permission: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The engine's answer, with the reason a person can read.
+
+    `rule` is the rule that decided (None when the mode did); `suggested_rule` is what
+    "yes, don't ask again" grants or saves; `warnings` are shown in the confirm dialog
+    (dangerous command, secret file...); `parts` is how a compound Bash command was split.
+    """
+
+    behavior: Behavior
+    reason: str
+    rule: str | None = None
+    suggested_rule: str | None = None
+    warnings: tuple[str, ...] = ()
+    parts: tuple[str, ...] = ()
+
+
+class PermissionChecker(Protocol):
+    """What the agent loop asks before every tool call (the seam the engine fills)."""
+
+    mode: PermissionMode
+
+    def check(self, request: PermissionRequest) -> Decision: ...
+
+    def grant_session(self, rule: str) -> None:
+        """Allow `rule` for the rest of this session ("yes, don't ask again")."""
+        ...
+
+    def save_rule(self, rule: str) -> None:
+        """Append `rule` to the project's `.aistack/settings.local.json` allow list."""
+        ...
+
+
+@dataclass(slots=True)
+class PermissionDenial:
+    """A denied call as print mode reports it in `permission_denials`."""
+
+    tool_name: str
+    tool_use_id: str
+    tool_input: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""

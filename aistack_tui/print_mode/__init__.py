@@ -1,0 +1,1 @@
+"""Non-interactive print mode (`aistack -p`) and its output formatters."""

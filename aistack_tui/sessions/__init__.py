@@ -1,0 +1,1 @@
+"""Sessions: conversations persisted message by message in SQLite."""

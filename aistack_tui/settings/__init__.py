@@ -1,0 +1,1 @@
+"""Layered settings: defaults, home, project, local, environment, flags."""

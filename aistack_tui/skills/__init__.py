@@ -1,0 +1,1 @@
+"""Skills: SKILL.md discovery, catalogue and loading."""

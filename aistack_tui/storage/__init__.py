@@ -1,0 +1,1 @@
+"""SQLite connections (WAL, FTS5, sqlite-vec) and migrations."""

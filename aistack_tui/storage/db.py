@@ -1,0 +1,137 @@
+"""Open SQLite databases with WAL, a busy timeout, FTS5 and sqlite-vec, and migrate them.
+
+The stdlib `sqlite3` of the Python we ship on cannot load extensions, so when it lacks
+`enable_load_extension` we open the connection through `sqlean` (SQLite 3.50 with FTS5)
+and hand that to aiosqlite. Migrations are an ordered list of small async functions; the
+index of the last one applied is kept in `schema_migrations`, so each runs exactly once.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
+
+BUSY_TIMEOUT_MS = 5000
+
+
+class StorageError(Exception):
+    """A database could not be opened or migrated; the message says how to fix it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    fts5: bool
+    vec: bool
+    vec_error: str = ""
+
+
+def _connector(path: str) -> Callable[[], Any]:
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return lambda: sqlite3.connect(path, check_same_thread=False)
+    try:
+        import sqlean  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - sqlean is a dependency
+        return lambda: sqlite3.connect(path, check_same_thread=False)
+    return lambda: sqlean.connect(path, check_same_thread=False)
+
+
+async def _load_vec(db: aiosqlite.Connection) -> str:
+    """Load sqlite-vec; return '' on success or the reason it could not be loaded."""
+    try:
+        import sqlite_vec  # type: ignore[import-untyped]
+
+        await db.enable_load_extension(True)
+        await db.load_extension(sqlite_vec.loadable_path())
+        await db.enable_load_extension(False)
+    except (AttributeError, ImportError, sqlite3.Error, OSError) as e:
+        return (
+            f"sqlite-vec could not be loaded ({e}); vector search is off and FTS5 alone "
+            "is used. Fix: `pip install sqlean.py sqlite-vec` or use a Python whose "
+            "sqlite3 supports enable_load_extension."
+        )
+    return ""
+
+
+async def open_database(
+    path: Path | str,
+    migrations: Sequence[Migration] = (),
+    *,
+    namespace: str = "main",
+    load_vec: bool = True,
+) -> tuple[aiosqlite.Connection, Capabilities]:
+    """Open (creating parents) and migrate a database.
+
+    `namespace` separates migration lists of different owners sharing one file
+    (sessions and memory both live in `aistack.db`).
+    """
+    path_str = str(path)
+    if path_str != ":memory:":
+        Path(path_str).parent.mkdir(parents=True, exist_ok=True)
+    try:
+        db = aiosqlite.Connection(_connector(path_str), 64)
+        await db
+    except sqlite3.Error as e:
+        raise StorageError(f"cannot open database {path_str}: {e}") from e
+    db.row_factory = aiosqlite.Row
+    await db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    if path_str != ":memory:":
+        await db.execute("PRAGMA journal_mode=WAL")
+    await db.execute("PRAGMA synchronous=NORMAL")
+    await db.execute("PRAGMA foreign_keys=ON")
+    vec_error = await _load_vec(db) if load_vec else "not requested"
+    caps = Capabilities(fts5=await _has_fts5(db), vec=not vec_error, vec_error=vec_error)
+    await migrate(db, migrations, namespace=namespace)
+    return db, caps
+
+
+async def _has_fts5(db: aiosqlite.Connection) -> bool:
+    try:
+        await db.execute("CREATE VIRTUAL TABLE temp._fts5_probe USING fts5(x)")
+        await db.execute("DROP TABLE temp._fts5_probe")
+    except sqlite3.Error:
+        return False
+    return True
+
+
+async def migrate(
+    db: aiosqlite.Connection, migrations: Sequence[Migration], *, namespace: str = "main"
+) -> int:
+    """Apply the migrations not yet recorded; returns how many ran."""
+    await db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " namespace TEXT NOT NULL, version INTEGER NOT NULL,"
+        " applied_at REAL NOT NULL DEFAULT (unixepoch('subsec')),"
+        " PRIMARY KEY (namespace, version))"
+    )
+    cur = await db.execute(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE namespace = ?",
+        (namespace,),
+    )
+    row = await cur.fetchone()
+    current = int(row[0]) if row else 0
+    ran = 0
+    for version, step in enumerate(migrations, start=1):
+        if version <= current:
+            continue
+        try:
+            await db.execute("BEGIN")
+            await step(db)
+            await db.execute(
+                "INSERT INTO schema_migrations(namespace, version) VALUES (?, ?)",
+                (namespace, version),
+            )
+            await db.commit()
+        except sqlite3.Error as e:
+            await db.rollback()
+            raise StorageError(
+                f"migration {namespace}#{version} ({step.__name__}) failed: {e}"
+            ) from e
+        ran += 1
+    return ran

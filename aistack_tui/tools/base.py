@@ -1,0 +1,192 @@
+"""The contract every tool implements, and the per-session context tools share.
+
+A tool is one class with a pydantic args model (`extra="forbid"`, so a model's typo is a
+clear error instead of a silently ignored argument) and an async `run`. The model-facing
+description lives beside the code in `prompts/<Tool>.md`. Each tool declares whether it
+only reads and which path it touches, which the permission engine and the per-file locks
+of the tool runner use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any, ClassVar, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from aistack_tui.llm.types import ImageBlock, TextBlock, ToolSpec
+
+PROMPTS_DIR = Path(__file__).parent / "prompts"
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's arguments: unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+ArgsT = TypeVar("ArgsT", bound=ToolArgs)
+
+
+class ToolError(Exception):
+    """A failure the model should read and can act on (bad path, no match, timeout)."""
+
+
+@dataclass(slots=True)
+class ToolCallDisplay:
+    """How a front end shows a call: neutral data, rendered by the TUI or print mode.
+
+    `summary` is the one line of a tool card (`Read src/app.py (120 lines)`); `detail`
+    the expandable body; `diff` a unified diff when the call changes a file.
+    """
+
+    summary: str
+    detail: str = ""
+    diff: str = ""
+    language: str = ""
+
+
+@dataclass(slots=True)
+class ToolOutput:
+    content: str | list[TextBlock | ImageBlock]
+    is_error: bool = False
+    display: ToolCallDisplay | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class FileReadRecord:
+    """What Read saw, so Edit/Write can refuse to overwrite a file changed since."""
+
+    mtime_ns: int
+    size: int
+
+
+@dataclass(slots=True)
+class TodoItem:
+    content: str
+    status: Literal["pending", "in_progress", "completed"]
+    active_form: str
+
+
+@dataclass
+class ToolContext:
+    """State shared by the tools of one session.
+
+    `project_root` is the git root (or cwd); `cwd` is where relative paths resolve.
+    `read_files` maps resolved paths to what Read saw. `bash_cwd` is the working
+    directory Bash keeps between calls. `services` carries optional extension objects
+    (memory, knowledge, skills, subagents) keyed by name, so the tools layer does not
+    import the layers that provide them.
+    """
+
+    project_root: Path
+    cwd: Path
+    home: Path
+    read_files: dict[Path, FileReadRecord] = field(default_factory=dict)
+    bash_cwd: Path | None = None
+    todos: list[TodoItem] = field(default_factory=list)
+    session_id: str = ""
+    additional_directories: list[Path] = field(default_factory=list)
+    services: dict[str, Any] = field(default_factory=dict)
+    file_locks: dict[Path, asyncio.Lock] = field(default_factory=dict)
+
+    def resolve(self, path: str) -> Path:
+        """An absolute, normalised path: `~` expanded, relative to `cwd`, symlinks followed."""
+        p = Path(path).expanduser()
+        if not p.is_absolute():
+            p = self.cwd / p
+        return p.resolve()
+
+    def lock_for(self, path: Path) -> asyncio.Lock:
+        lock = self.file_locks.get(path)
+        if lock is None:
+            lock = self.file_locks[path] = asyncio.Lock()
+        return lock
+
+
+@cache
+def load_prompt(name: str) -> str:
+    """The model-facing description of tool `name`, from `prompts/<name>.md`."""
+    return (PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8").strip()
+
+
+class Tool(ABC, Generic[ArgsT]):
+    """One built-in tool. Subclasses set the class attributes and implement `run`."""
+
+    name: ClassVar[str]
+    args_model: ClassVar[type[ToolArgs]]
+    read_only: ClassVar[bool] = False
+    """True when the tool never changes anything outside the agent."""
+    needs_permission: ClassVar[bool] = True
+    """False for tools that act only inside the agent (TodoWrite, Skill, Task, ...)."""
+
+    @property
+    def description(self) -> str:
+        return load_prompt(self.name)
+
+    def spec(self) -> ToolSpec:
+        schema = self.args_model.model_json_schema(by_alias=True)
+        schema.pop("title", None)
+        return ToolSpec(name=self.name, description=self.description, input_schema=schema)
+
+    def parse_args(self, raw: dict[str, Any]) -> ArgsT:
+        """Validate the model's input; raises ToolError with a readable message."""
+        try:
+            return self.args_model.model_validate(raw)  # type: ignore[return-value]
+        except ValidationError as e:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in err['loc']) or 'input'}: {err['msg']}"
+                for err in e.errors()
+            )
+            raise ToolError(f"Invalid arguments for {self.name}: {problems}") from e
+
+    def path_argument(self, args: ArgsT) -> str | None:
+        """The file or directory the call touches, if any (for locks and permissions)."""
+        return getattr(args, "file_path", None) or getattr(args, "path", None)
+
+    def describe(self, args: ArgsT) -> ToolCallDisplay:
+        """The one-line summary shown before the call runs."""
+        target = self.path_argument(args)
+        return ToolCallDisplay(summary=f"{self.name} {target}" if target else self.name)
+
+    @abstractmethod
+    async def run(self, args: ArgsT, ctx: ToolContext) -> ToolOutput: ...
+
+
+class ToolRegistry:
+    """The tools of one agent, by name. Subagents get a filtered clone."""
+
+    def __init__(self, tools: list[Tool[Any]] | None = None) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
+        for tool in tools or []:
+            self.register(tool)
+
+    def register(self, tool: Tool[Any]) -> None:
+        self._tools[tool.name] = tool
+
+    def unregister(self, name: str) -> None:
+        self._tools.pop(name, None)
+
+    def get(self, name: str) -> Tool[Any] | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def specs(self) -> list[ToolSpec]:
+        return [t.spec() for t in self._tools.values()]
+
+    def clone(self, exclude: set[str] | None = None) -> ToolRegistry:
+        exclude = exclude or set()
+        return ToolRegistry([t for n, t in self._tools.items() if n not in exclude])
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
