@@ -1,0 +1,340 @@
+"""The turn loop: stream a model response, run its tool calls, repeat until it answers.
+
+`Agent.run()` is an async iterator of `AgentEvent`s and nothing else: the TUI and print
+mode are two consumers of the same stream. The stream and the tool calls run in child
+tasks that feed one queue, so an interrupt can cancel them at any await point while the
+loop itself stays in charge of keeping the history valid (partial text kept, every
+tool_use answered) and of persisting each completed message through `on_message`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aistack_tui.agent import events as ev
+from aistack_tui.agent.ports import LifecycleHooks, NoHooks
+from aistack_tui.agent.queues import MessageQueues
+from aistack_tui.agent.tool_runner import ToolRunner
+from aistack_tui.llm import types as lt
+from aistack_tui.llm.errors import ProviderError
+from aistack_tui.llm.model_info import ModelInfo, cost_usd
+from aistack_tui.llm.provider import Provider
+from aistack_tui.llm.retry import RetryPolicy, stream_with_retry
+
+ContextInjector = Callable[[list[lt.Message]], Awaitable[str]]
+"""Returns text (memory, code knowledge) to show the model before this turn."""
+
+_DONE = object()
+_INTERRUPTED = object()
+
+
+@dataclass
+class UsageTotals:
+    usage: lt.Usage = field(default_factory=lt.Usage)
+    cost_usd: float | None = None
+    api_ms: int = 0
+    by_model: dict[str, lt.Usage] = field(default_factory=dict)
+
+    def add(self, model: str, usage: lt.Usage, cost: float | None) -> None:
+        self.usage = self.usage + usage
+        self.by_model[model] = self.by_model.get(model, lt.Usage()) + usage
+        if cost is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost
+
+
+class Agent:
+    """One conversation with one model at a time (the model can be switched between runs)."""
+
+    def __init__(
+        self,
+        *,
+        provider: Provider,
+        model_info: ModelInfo,
+        runner: ToolRunner,
+        system_prompt: str,
+        history: list[lt.Message] | None = None,
+        hooks: LifecycleHooks | None = None,
+        retry_policy: RetryPolicy | None = None,
+        max_turns: int | None = None,
+        context_injector: ContextInjector | None = None,
+        max_output_tokens: int | None = None,
+    ) -> None:
+        self.provider = provider
+        self.model_info = model_info
+        self.runner = runner
+        self.system_prompt = system_prompt
+        self.messages: list[lt.Message] = list(history or [])
+        self.hooks: LifecycleHooks = hooks or NoHooks()
+        self.retry_policy = retry_policy or RetryPolicy()
+        self.max_turns = max_turns
+        self.context_injector = context_injector
+        self.max_output_tokens = max_output_tokens
+        self.queues = MessageQueues()
+        self.totals = UsageTotals()
+        self.last_context_tokens = 0
+        self.last_injected_context = ""
+        self._interrupt = asyncio.Event()
+        self._active_queue: asyncio.Queue[Any] | None = None
+        self._running = False
+
+    # --- control from the host ---------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def interrupt(self) -> None:
+        """Stop the current stream or tool calls; the partial answer is kept."""
+        self._interrupt.set()
+        if self._active_queue is not None:
+            self._active_queue.put_nowait(_INTERRUPTED)
+
+    def steer(self, text: str) -> None:
+        """Deliver `text` at the next opportunity, skipping tool calls not yet started."""
+        self.queues.steer(text)
+
+    def follow_up(self, text: str) -> None:
+        """Deliver `text` after the model's current answer is finished."""
+        self.queues.follow_up(text)
+
+    def switch_model(self, provider: Provider, model_info: ModelInfo) -> None:
+        """Use another model from the next request on; the history replays to it."""
+        self.provider = provider
+        self.model_info = model_info
+
+    # --- the loop ----------------------------------------------------------------------
+
+    async def run(self, prompt: str | list[lt.ContentBlock]) -> AsyncIterator[ev.AgentEvent]:
+        """Add the user's prompt and loop until the model answers without tool calls."""
+        if self._running:
+            raise RuntimeError("Agent.run() is already running; use steer() or follow_up()")
+        self._running = True
+        self._interrupt.clear()
+        started = time.monotonic()
+        api_ms_before = self.totals.api_ms
+        usage_before = self.totals.usage
+        cost_before = self.totals.cost_usd
+        turns = 0
+        reason: ev.EndReason = "completed"
+        final_text = ""
+        try:
+            content: list[lt.ContentBlock] = (
+                [lt.TextBlock(text=prompt)] if isinstance(prompt, str) else list(prompt)
+            )
+            user = lt.Message(role="user", content=content)
+            async for event in self._add(user):
+                yield event
+            while True:
+                if self.max_turns is not None and turns >= self.max_turns:
+                    reason = "max_turns"
+                    break
+                turns += 1
+                yield ev.TurnStarted(turns, self.provider.name, self.provider.model)
+                assistant: lt.Message | None = None
+                async for item in self._stream_turn():
+                    if isinstance(item, lt.Message):
+                        assistant = item
+                    else:
+                        yield item
+                if assistant is None:  # interrupted mid-stream
+                    reason = "interrupted"
+                    break
+                final_text = assistant.text() or final_text
+                calls = assistant.tool_uses()
+                if not calls:
+                    await self.hooks.on_turn_end(turns)
+                    follow = self.queues.take_follow_ups() or self.queues.take_steering()
+                    if follow:
+                        async for event in self._add(lt.Message.user("\n\n".join(follow))):
+                            yield event
+                        continue
+                    break
+                results = None
+                async for item in self._run_tools(calls):
+                    if isinstance(item, list):
+                        results = item
+                    else:
+                        yield item
+                blocks: list[lt.ContentBlock] = list(results or [])
+                steering = self.queues.take_steering()
+                if steering:
+                    blocks.append(lt.TextBlock(text="\n\n".join(steering)))
+                async for event in self._add(lt.Message(role="user", content=blocks)):
+                    yield event
+                await self.hooks.on_turn_end(turns)
+                if self._interrupt.is_set():
+                    reason = "interrupted"
+                    break
+        except ProviderError as e:
+            reason = "error"
+            await self.hooks.on_error(e)
+            yield ev.ErrorOccurred(str(e), type(e).__name__, e.retryable)
+        finally:
+            self._running = False
+        cost = None
+        if self.totals.cost_usd is not None:
+            cost = self.totals.cost_usd - (cost_before or 0.0)
+        yield ev.TurnEnded(
+            reason=reason,
+            num_turns=turns,
+            final_text=final_text,
+            usage=_minus(self.totals.usage, usage_before),
+            cost_usd=cost,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            duration_api_ms=self.totals.api_ms - api_ms_before,
+        )
+
+    async def _add(self, message: lt.Message) -> AsyncIterator[ev.AgentEvent]:
+        self.messages.append(message)
+        await self.hooks.on_message(message)
+        yield ev.MessageAdded(message)
+
+    async def _build_request(self) -> lt.LLMRequest:
+        messages = self.messages
+        injected = ""
+        if self.context_injector is not None:
+            injected = await self.context_injector(messages)
+        self.last_injected_context = injected
+        if injected and messages and messages[-1].role == "user":
+            # Injected context rides on the request copy of the last user message, never in
+            # the stored history, and leaves the cached system prompt untouched.
+            last = messages[-1]
+            note = lt.TextBlock(text=f"<context>\n{injected}\n</context>")
+            messages = [*messages[:-1], last.model_copy(update={"content": [*last.content, note]})]
+        max_tokens = self.max_output_tokens or self.model_info.max_output_tokens
+        return lt.LLMRequest(
+            system=self.system_prompt,
+            messages=messages,
+            tools=self.runner.tools.specs(),
+            max_tokens=max_tokens,
+        )
+
+    async def _stream_turn(self) -> AsyncIterator[ev.AgentEvent | lt.Message]:
+        """Stream one response; yields events, then the completed assistant message.
+
+        On interrupt the partial text becomes the assistant message (incomplete tool calls
+        are dropped, so nothing half-specified ever runs) and nothing else is yielded.
+        """
+        request = await self._build_request()
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        api_started = time.monotonic()
+
+        async def pump() -> None:
+            try:
+                async for item in stream_with_retry(self.provider, request, self.retry_policy):
+                    queue.put_nowait(item)
+            except BaseException as e:
+                queue.put_nowait(e)
+                return
+            queue.put_nowait(_DONE)
+
+        task = asyncio.create_task(pump())
+        self._active_queue = queue
+        partial: list[str] = []
+        done: lt.StreamDone | None = None
+        try:
+            # One queue.get() per event and no racing tasks: streaming overhead stays low;
+            # interrupt() wakes this loop by putting a sentinel on the same queue.
+            while not self._interrupt.is_set():
+                item = await queue.get()
+                if item is _DONE or item is _INTERRUPTED:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                match item:
+                    case lt.TextDelta(text=text):
+                        partial.append(text)
+                        yield ev.TextDelta(text)
+                    case lt.ThinkingDelta(text=text):
+                        yield ev.ThinkingDelta(text)
+                    case lt.StreamRetrying(error=error, attempt=attempt, delay=delay):
+                        partial.clear()
+                        yield ev.StreamReset(str(error), attempt, delay)
+                    case lt.StreamDone() as finished_stream:
+                        done = finished_stream
+                    case _:
+                        pass
+        finally:
+            self._active_queue = None
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+            self.totals.api_ms += int((time.monotonic() - api_started) * 1000)
+
+        if done is None:
+            if self._interrupt.is_set() and partial:
+                kept = lt.Message(
+                    role="assistant",
+                    content=[lt.TextBlock(text="".join(partial))],
+                    provider=self.provider.name,
+                    model=self.provider.model,
+                    stop_reason="interrupted",
+                )
+                async for event in self._add(kept):
+                    yield event
+            return
+        message = done.message
+        if message.provider is None or message.model is None:
+            message = message.model_copy(
+                update={"provider": self.provider.name, "model": self.provider.model}
+            )
+        if not message.content:
+            message = message.model_copy(update={"content": [lt.TextBlock(text="")]})
+        usage = message.usage or lt.Usage()
+        cost = cost_usd(self.model_info, usage)
+        self.totals.add(f"{self.provider.name}/{self.provider.model}", usage, cost)
+        self.last_context_tokens = (
+            usage.input_tokens
+            + usage.cache_read_input_tokens
+            + usage.cache_creation_input_tokens
+            + usage.output_tokens
+        )
+        async for event in self._add(message):
+            yield event
+        yield ev.UsageUpdated(
+            turn_usage=usage,
+            session_usage=self.totals.usage,
+            turn_cost_usd=cost,
+            session_cost_usd=self.totals.cost_usd,
+            context_tokens=self.last_context_tokens,
+            context_window=self.model_info.context_window,
+        )
+        yield message
+
+    async def _run_tools(
+        self, calls: list[lt.ToolUseBlock]
+    ) -> AsyncIterator[ev.AgentEvent | list[lt.ToolResultBlock]]:
+        queue: asyncio.Queue[Any] = asyncio.Queue()
+        task = asyncio.create_task(
+            self.runner.run_all(calls, queue.put_nowait, self.queues.has_steering)
+        )
+        task.add_done_callback(lambda _t: queue.put_nowait(_DONE))
+        self._active_queue = queue
+        if self._interrupt.is_set():
+            task.cancel()
+        try:
+            while True:
+                item = await queue.get()
+                if item is _DONE:
+                    break
+                if item is _INTERRUPTED:
+                    task.cancel()  # run_all answers every call and returns
+                    continue
+                yield item
+        finally:
+            self._active_queue = None
+        yield task.result()
+
+
+def _minus(a: lt.Usage, b: lt.Usage) -> lt.Usage:
+    return lt.Usage(
+        input_tokens=a.input_tokens - b.input_tokens,
+        output_tokens=a.output_tokens - b.output_tokens,
+        cache_read_input_tokens=a.cache_read_input_tokens - b.cache_read_input_tokens,
+        cache_creation_input_tokens=a.cache_creation_input_tokens
+        - b.cache_creation_input_tokens,
+    )

@@ -1,0 +1,250 @@
+"""Run the tool calls of one assistant message: validate, check permission, ask, execute.
+
+Independent calls run concurrently; calls that write the same file, and all Bash calls
+(which share one working directory), are serialised through locks. Every call produces
+exactly one tool_result, in the order the model asked, whatever happened to it (denied,
+failed, skipped because the user steered, interrupted), so the history stays valid for
+every provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from aistack_tui.agent.events import (
+    AgentEvent,
+    PermissionAsked,
+    PermissionDecided,
+    ToolCallRequested,
+    ToolFinished,
+    ToolStarted,
+)
+from aistack_tui.agent.paging import page_result
+from aistack_tui.agent.ports import ApprovalDecision, ApprovalHandler, ApprovalRequest
+from aistack_tui.llm.types import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from aistack_tui.permissions.types import (
+    Decision,
+    PermissionChecker,
+    PermissionDenial,
+    PermissionRequest,
+)
+from aistack_tui.tools.base import Tool, ToolCallDisplay, ToolContext, ToolError, ToolRegistry
+
+Emit = Callable[[AgentEvent], None]
+PreToolHook = Callable[[str, dict[str, Any]], Awaitable["HookVerdict | None"]]
+PostToolHook = Callable[[str, dict[str, Any], ToolResultBlock], Awaitable[str | None]]
+
+SKIPPED_FOR_STEERING = (
+    "Skipped: the user sent a new message before this call ran. Read it and decide "
+    "whether the call is still needed."
+)
+INTERRUPTED = "Interrupted by the user."
+
+
+@dataclass(frozen=True, slots=True)
+class HookVerdict:
+    """What a PreToolUse hook said: block (with a reason for the model) or a decision."""
+
+    block_reason: str | None = None
+    permission: str | None = None  # "allow" | "deny" | "ask"
+    reason: str = ""
+
+
+@dataclass
+class ToolRunner:
+    tools: ToolRegistry
+    permissions: PermissionChecker
+    approver: ApprovalHandler
+    context: ToolContext
+    results_dir: Path
+    pre_tool_hook: PreToolHook | None = None
+    post_tool_hook: PostToolHook | None = None
+    denials: list[PermissionDenial] = field(default_factory=list)
+    _bash_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _approval_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    async def run_all(
+        self, calls: list[ToolUseBlock], emit: Emit, should_skip: Callable[[], bool]
+    ) -> list[ToolResultBlock]:
+        """Run `calls` concurrently; results come back in the calls' order.
+
+        Cancelling the task that runs this (the user interrupted) cancels every call
+        still running and returns results for all of them instead of raising, so the
+        assistant's tool_use blocks are always answered.
+        """
+        for call in calls:
+            tool = self.tools.get(call.name)
+            display = _safe_describe(tool, call)
+            emit(ToolCallRequested(call.id, call.name, call.input, display))
+        tasks = [
+            asyncio.create_task(self._run_one(call, emit, should_skip)) for call in calls
+        ]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+            out: list[ToolResultBlock] = []
+            for call, res in zip(calls, results, strict=True):
+                if isinstance(res, ToolResultBlock):
+                    out.append(res)
+                else:
+                    block = ToolResultBlock(tool_use_id=call.id, content=INTERRUPTED, is_error=True)
+                    emit(ToolFinished(call.id, call.name, block, 0.0))
+                    out.append(block)
+            return out
+
+    async def _run_one(
+        self, call: ToolUseBlock, emit: Emit, should_skip: Callable[[], bool]
+    ) -> ToolResultBlock:
+        started = time.perf_counter()
+        display: ToolCallDisplay | None = None
+
+        def finish(content: str | list[TextBlock | ImageBlock], is_error: bool) -> ToolResultBlock:
+            if isinstance(content, str):
+                content = page_result(content, results_dir=self.results_dir, tool_use_id=call.id)
+            block = ToolResultBlock(tool_use_id=call.id, content=content, is_error=is_error)
+            emit(ToolFinished(call.id, call.name, block, time.perf_counter() - started, display))
+            return block
+
+        tool = self.tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self.tools.names()))
+            return finish(f"Error: no tool named {call.name!r}. Available tools: {known}", True)
+        if "__invalid_json__" in call.input:
+            return finish(
+                "Error: the arguments of this call were not valid JSON, so it was not run. "
+                f"Raw arguments: {str(call.input['__invalid_json__'])[:2000]}",
+                True,
+            )
+        try:
+            args = tool.parse_args(call.input)
+        except ToolError as e:
+            return finish(f"Error: {e}", True)
+
+        verdict = await self.pre_tool_hook(call.name, call.input) if self.pre_tool_hook else None
+        if verdict and verdict.block_reason is not None:
+            return finish(f"Blocked by a PreToolUse hook: {verdict.block_reason}", True)
+
+        request = PermissionRequest(
+            tool_name=call.name,
+            tool_input=args.model_dump(by_alias=True, exclude_none=True),
+            read_only=tool.read_only,
+            needs_permission=tool.needs_permission,
+        )
+        decision = self.permissions.check(request)
+        if verdict and verdict.permission == "deny" and decision.behavior != "deny":
+            decision = Decision("deny", f"denied by a PreToolUse hook: {verdict.reason}")
+        elif verdict and verdict.permission == "ask" and decision.behavior == "allow":
+            decision = Decision("ask", f"a PreToolUse hook asks: {verdict.reason}")
+        elif verdict and verdict.permission == "allow" and decision.behavior == "ask" and (
+            decision.rule is None
+        ):
+            # A hook may skip the prompt a mode would show, never an explicit ask rule.
+            decision = Decision("allow", f"allowed by a PreToolUse hook: {verdict.reason}")
+
+        if decision.behavior == "deny":
+            return self._deny(call, decision.reason, emit, finish)
+        if decision.behavior == "ask":
+            display = await _preview(tool, args, self.context)
+            answer = await self._ask(call, decision, display, emit)
+            if not answer.approved:
+                reason = "The user denied this tool call."
+                if answer.feedback:
+                    reason += f" The user said: {answer.feedback}"
+                return self._deny(call, reason, emit, finish)
+            if answer.kind in ("session", "save") and decision.suggested_rule:
+                self.permissions.grant_session(decision.suggested_rule)
+                if answer.kind == "save":
+                    self.permissions.save_rule(decision.suggested_rule)
+            emit(PermissionDecided(call.id, call.name, "allow", f"approved ({answer.kind})"))
+
+        if should_skip():
+            return finish(SKIPPED_FOR_STEERING, True)
+
+        emit(ToolStarted(call.id, call.name))
+        try:
+            async with self._lock_for(tool, args):
+                output = await tool.run(args, self.context)
+        except ToolError as e:
+            return finish(f"Error: {e}", True)
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:  # a tool bug must not kill the session: report it
+            return finish(f"Error: {call.name} failed unexpectedly: {type(e).__name__}: {e}", True)
+        display = output.display or display
+        block = finish(output.content, output.is_error)
+        if self.post_tool_hook:
+            note = await self.post_tool_hook(call.name, call.input, block)
+            if note:
+                block = ToolResultBlock(
+                    tool_use_id=block.tool_use_id,
+                    content=block.text() + f"\n\n[PostToolUse hook] {note}",
+                    is_error=block.is_error,
+                )
+        return block
+
+    def _deny(
+        self,
+        call: ToolUseBlock,
+        reason: str,
+        emit: Emit,
+        finish: Callable[[str, bool], ToolResultBlock],
+    ) -> ToolResultBlock:
+        self.denials.append(PermissionDenial(call.name, call.id, dict(call.input), reason))
+        emit(PermissionDecided(call.id, call.name, "deny", reason, dict(call.input)))
+        return finish(f"Permission denied: {reason}", True)
+
+    async def _ask(
+        self, call: ToolUseBlock, decision: Decision, display: ToolCallDisplay, emit: Emit
+    ) -> ApprovalDecision:
+        # One dialog at a time: parallel calls that all ask queue one after another.
+        async with self._approval_lock:
+            emit(PermissionAsked(call.id, call.name, decision))
+            return await self.approver.decide(
+                ApprovalRequest(call.id, call.name, dict(call.input), decision, display)
+            )
+
+    def _lock_for(self, tool: Tool[Any], args: Any) -> asyncio.Lock | _NoLock:
+        if tool.name == "Bash":
+            return self._bash_lock
+        if tool.read_only:
+            return _NoLock()
+        target = tool.path_argument(args)
+        if not target:
+            return _NoLock()
+        return self.context.lock_for(self.context.resolve(target))
+
+
+class _NoLock:
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+def _safe_describe(tool: Tool[Any] | None, call: ToolUseBlock) -> ToolCallDisplay:
+    if tool is None:
+        return ToolCallDisplay(summary=call.name)
+    try:
+        return tool.describe(tool.parse_args(call.input))
+    except Exception:
+        return ToolCallDisplay(summary=call.name)
+
+
+async def _preview(tool: Tool[Any], args: Any, ctx: ToolContext) -> ToolCallDisplay:
+    """An edit's exact diff for the confirm dialog; other tools' one-line summary."""
+    preview = getattr(tool, "preview", None)
+    if preview is not None:
+        try:
+            return await preview(args, ctx)
+        except ToolError as e:
+            return ToolCallDisplay(summary=tool.describe(args).summary, detail=f"Error: {e}")
+    return tool.describe(args)

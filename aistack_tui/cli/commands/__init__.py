@@ -1,0 +1,1 @@
+"""One module per `aistack` subcommand: `register(subparsers)` and `run(...)`."""

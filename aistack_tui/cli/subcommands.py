@@ -1,0 +1,64 @@
+"""`aistack <subcommand>`: sessions, doctor, permissions, index.
+
+Each subcommand module under `cli/commands/` exposes `register(subparsers)`; this module
+builds the parser, loads settings once and dispatches.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from aistack_tui.cli.main import EXIT_USAGE, _Parser
+
+
+def build_subcommand_parser() -> argparse.ArgumentParser:
+    from aistack_tui.cli.commands import doctor, index, permissions, sessions
+
+    parser = _Parser(prog="aistack")
+    subparsers = parser.add_subparsers(dest="command", required=True)
+    sessions.register(subparsers)
+    doctor.register(subparsers)
+    permissions.register(subparsers)
+    index.register(subparsers)
+    return parser
+
+
+def run_subcommand(argv: Sequence[str]) -> int:
+    from aistack_tui.bootstrap import make_run_config
+    from aistack_tui.settings.layers import ConfigError
+
+    args = build_subcommand_parser().parse_args(list(argv))
+    try:
+        config = make_run_config()
+    except ConfigError as e:
+        sys.stderr.write(f"aistack: {e}\n")
+        return EXIT_USAGE
+    command = args.command
+    if command == "sessions":
+        from aistack_tui.cli.commands import sessions
+
+        return asyncio.run(sessions.run(args, config))
+    if command == "doctor":
+        from aistack_tui.cli.commands import doctor
+
+        return asyncio.run(doctor.run(args, config))
+    if command == "permissions":
+        from aistack_tui.cli.commands import permissions
+
+        return permissions.run(
+            args,
+            config.loaded.permission_layers(),
+            config.project_root,
+            Path(config.env.get("HOME", str(Path.home()))),
+            config.permission_mode,
+        )
+    if command == "index":
+        from aistack_tui.cli.commands import index
+
+        return index.run(args, config.home, config.project_root)
+    sys.stderr.write(f"aistack: unknown command {command}\n")
+    return EXIT_USAGE

@@ -1,0 +1,83 @@
+"""Print mode: one non-interactive run for pipes, scripts and CI.
+
+Nobody can answer a permission prompt here, so every `ask` is denied, the model is told
+why, and the call is listed in `permission_denials`. Diagnostics go to stderr; stdout
+carries only the chosen output format.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TextIO
+
+from aistack_tui.agent import events as ev
+from aistack_tui.agent.ports import DenyAll
+from aistack_tui.bootstrap import RunConfig, open_session
+from aistack_tui.print_mode.formatters import OutputFormat, RunInfo, make_formatter, result_object
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+
+
+async def run_print(
+    config: RunConfig,
+    prompt: str,
+    output_format: OutputFormat = "text",
+    *,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Run `prompt` to completion; returns the process exit code (DESIGN.md §3)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    session = await open_session(config, DenyAll())
+    formatter = make_formatter(output_format, out)
+    error: str | None = None
+    end: ev.TurnEnded | None = None
+    try:
+        formatter.start(
+            RunInfo(
+                session_id=session.info.id,
+                cwd=str(config.cwd),
+                model=session.model_string,
+                tools=session.agent.runner.tools.names(),
+                permission_mode=session.engine.mode,
+            )
+        )
+        async for event in session.agent.run(prompt):
+            formatter.event(event)
+            match event:
+                case ev.StreamReset(reason=reason, attempt=attempt, delay=delay):
+                    if config.verbose:
+                        err.write(f"retrying ({attempt}) in {delay:.1f}s: {reason}\n")
+                case ev.ErrorOccurred(message=message):
+                    error = message
+                    err.write(f"aistack: error: {message}\n")
+                case ev.Notice(text=text, level=level) if level != "info" or config.verbose:
+                    err.write(f"aistack: {text}\n")
+                case ev.PermissionDecided(behavior="deny", name=name, reason=reason):
+                    if config.verbose:
+                        err.write(f"aistack: denied {name}: {reason}\n")
+                case ev.TurnEnded() as ended:
+                    end = ended
+                case _:
+                    pass
+    except (KeyboardInterrupt, asyncio.CancelledError):
+        err.write("aistack: interrupted\n")
+        await session.close()
+        return EXIT_INTERRUPTED
+    await session.close()
+    assert end is not None  # run() always ends with TurnEnded
+    result = result_object(
+        end, session_id=session.info.id, denials=session.agent.runner.denials, error=error
+    )
+    formatter.finish(result)
+    if end.reason == "max_turns":
+        err.write(f"aistack: stopped after --max-turns {end.num_turns}\n")
+    if end.reason == "completed":
+        return EXIT_OK
+    if end.reason == "interrupted":
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED

@@ -1,0 +1,158 @@
+"""Load settings from named layers and merge them (later wins; lists concatenate).
+
+Order: built-in defaults → `$AISTACK_HOME/settings.json` → `<project>/.aistack/settings.json`
+→ `<project>/.aistack/settings.local.json` → `AISTACK_*` environment → command-line flags.
+Each layer is validated on its own first, so an error names the file (and line, for
+malformed JSON) and the key that is wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from aistack_tui.settings.models import Settings
+
+
+class ConfigError(Exception):
+    """A configuration mistake; the message is one line saying where and how to fix it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Layer:
+    source: str
+    data: dict[str, Any]
+    path: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSettings:
+    settings: Settings
+    layers: list[Layer] = field(default_factory=list)
+
+    def permission_layers(self) -> list[tuple[str, dict[str, Any]]]:
+        """(source, raw `permissions` dict) of every layer that has one."""
+        return [
+            (layer.source, layer.data["permissions"])
+            for layer in self.layers
+            if isinstance(layer.data.get("permissions"), dict)
+        ]
+
+
+ENV_KEYS: dict[str, tuple[str, type]] = {
+    "AISTACK_MODEL": ("model", str),
+    "AISTACK_MAX_TURNS": ("maxTurns", int),
+    "AISTACK_CONTEXT_BUDGET": ("contextBudget", float),
+}
+
+
+def user_settings_path(home: Path) -> Path:
+    return home / "settings.json"
+
+
+def project_settings_path(project_root: Path) -> Path:
+    return project_root / ".aistack" / "settings.json"
+
+
+def local_settings_path(project_root: Path) -> Path:
+    return project_root / ".aistack" / "settings.local.json"
+
+
+def read_json_layer(path: Path) -> dict[str, Any] | None:
+    """The JSON object in `path`, None if absent; ConfigError naming file and line if bad."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: cannot read settings: {e}") from e
+    if not text.strip():
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ConfigError(
+            f"{path}:{e.lineno}:{e.colno}: malformed settings JSON: {e.msg}. "
+            "Fix the file or remove it."
+        ) from e
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: settings must be a JSON object, not {type(data).__name__}")
+    return data
+
+
+def merge(base: dict[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """Deep merge: dicts merge key by key, lists concatenate, anything else is replaced."""
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        if isinstance(old, dict) and isinstance(value, Mapping):
+            out[key] = merge(old, value)
+        elif isinstance(old, list) and isinstance(value, list):
+            out[key] = old + [v for v in value if v not in old]
+        else:
+            out[key] = value
+    return out
+
+
+def _validate(data: dict[str, Any], source: str) -> Settings:
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as e:
+        err = e.errors()[0]
+        key = ".".join(str(p) for p in err["loc"]) or "(top level)"
+        more = f" (and {len(e.errors()) - 1} more)" if len(e.errors()) > 1 else ""
+        raise ConfigError(f"{source}: invalid setting {key}: {err['msg']}{more}") from e
+
+
+def env_layer(env: Mapping[str, str]) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    for var, (key, kind) in ENV_KEYS.items():
+        raw = env.get(var)
+        if raw is None or raw == "":
+            continue
+        try:
+            data[key] = kind(raw)
+        except ValueError as e:
+            raise ConfigError(f"environment {var}={raw!r}: expected {kind.__name__}") from e
+    mode = env.get("AISTACK_PERMISSION_MODE")
+    if mode:
+        data["permissions"] = {"defaultMode": mode}
+    return data
+
+
+def load_settings(
+    *,
+    home: Path,
+    project_root: Path,
+    env: Mapping[str, str] | None = None,
+    flags: dict[str, Any] | None = None,
+) -> LoadedSettings:
+    """Read, validate and merge every layer; raises ConfigError on the first bad one."""
+    env = os.environ if env is None else env
+    layers: list[Layer] = []
+    for source_path in (
+        user_settings_path(home),
+        project_settings_path(project_root),
+        local_settings_path(project_root),
+    ):
+        data = read_json_layer(source_path)
+        if data is not None:
+            _validate(data, str(source_path))
+            layers.append(Layer(str(source_path), data, source_path))
+    env_data = env_layer(env)
+    if env_data:
+        _validate(env_data, "environment")
+        layers.append(Layer("environment (AISTACK_*)", env_data))
+    if flags:
+        _validate(flags, "command line")
+        layers.append(Layer("command line", flags))
+    merged: dict[str, Any] = {}
+    for layer in layers:
+        merged = merge(merged, layer.data)
+    return LoadedSettings(_validate(merged, "merged settings"), layers)

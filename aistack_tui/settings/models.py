@@ -1,0 +1,64 @@
+"""The settings schema: what each key means and which values are valid.
+
+Unknown top-level keys are kept (later features and other tools' keys must not break a
+file) but known keys are validated strictly: a security setting with a typo must fail
+loudly, never be ignored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from aistack_tui.permissions.types import PermissionMode
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ProviderSettings(_Strict):
+    type: Literal["anthropic", "openai", "google", "openai-compatible"] = "openai-compatible"
+    base_url: str | None = None
+    api_key_env: str | None = None
+    api_key: SecretStr | None = None
+
+
+class PermissionSettings(_Strict):
+    allow: list[str] = Field(default_factory=list)
+    ask: list[str] = Field(default_factory=list)
+    deny: list[str] = Field(default_factory=list)
+    default_mode: PermissionMode = Field("default", alias="defaultMode")
+    additional_directories: list[str] = Field(
+        default_factory=list, alias="additionalDirectories"
+    )
+    tests: list[dict[str, Any]] = Field(default_factory=list)
+
+
+class RetrySettings(_Strict):
+    max_retries: int = Field(5, ge=0, le=20)
+    base_delay: float = Field(1.0, ge=0)
+    max_delay: float = Field(30.0, ge=0)
+
+
+class Settings(BaseModel):
+    """Merged settings of every layer (see `settings.layers`)."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    model: str | None = None
+    providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
+    retry: RetrySettings = Field(default_factory=RetrySettings)
+    max_turns: int | None = Field(None, alias="maxTurns", ge=1)
+    system_prompt: str | None = Field(None, alias="systemPrompt")
+    append_system_prompt: str | None = Field(None, alias="appendSystemPrompt")
+    context_budget: float = Field(0.15, alias="contextBudget", gt=0, le=0.9)
+    memory_enabled: bool = Field(True, alias="memory")
+    knowledge_enabled: bool = Field(True, alias="knowledge")
+    mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict, alias="mcpServers")
+    hooks: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    api_keys: dict[str, SecretStr] = Field(default_factory=dict, alias="apiKeys")
+    mcp_connect_timeout: float = Field(10.0, alias="mcpConnectTimeout", gt=0)
