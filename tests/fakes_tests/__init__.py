@@ -1,0 +1,1 @@
+"""Tests of the fake LLM server through the real provider SDKs."""
