@@ -1,0 +1,389 @@
+"""Anthropic Messages API adapter over the official `anthropic` SDK.
+
+Imported only through `llm.registry` (the SDK costs ~1.5 s to import). Adds prompt-cache
+breakpoints on the system prompt, the last tool and the last message block, because an
+agent resends the same long prefix every turn and cached input costs a tenth.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anthropic
+
+from aistack_tui.llm._shared import (
+    DEFAULT_TIMEOUT,
+    complete_via_stream,
+    error_from_status,
+    safe_tool_id,
+    transport_error,
+)
+from aistack_tui.llm.errors import (
+    ProviderConnectionError,
+    ProviderError,
+    ProviderTimeoutError,
+)
+from aistack_tui.llm.json_repair import INVALID_TOOL_INPUT, parse_tool_arguments
+from aistack_tui.llm.tokens import estimate_request_tokens
+from aistack_tui.llm.types import (
+    ContentBlock,
+    ImageBlock,
+    LLMRequest,
+    Message,
+    StreamDone,
+    StreamEvent,
+    TextBlock,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolCallDelta,
+    ToolCallEnded,
+    ToolCallStarted,
+    ToolUseBlock,
+    Usage,
+    UsageReported,
+)
+
+CACHE = {"type": "ephemeral"}
+REDACTED_PREFIX = "redacted:"
+"""A `redacted_thinking` block is kept as a ThinkingBlock whose signature carries its
+encrypted `data` behind this prefix, so it can be sent back verbatim."""
+
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "refusal",
+}
+
+
+class AnthropicProvider:
+    """A Claude model behind `anthropic.AsyncAnthropic` (or any server speaking its API)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        api_key: str | None,
+        base_url: str | None = None,
+        name: str = "anthropic",
+        timeout: float = DEFAULT_TIMEOUT,
+        thinking_budget: int | None = None,
+    ) -> None:
+        self.name = name
+        self.model = model
+        self.thinking_budget = thinking_budget
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+        )
+
+    # --- request ---------------------------------------------------------------------
+
+    def build_params(self, request: LLMRequest, *, for_count: bool = False) -> dict[str, Any]:
+        """The keyword arguments of `messages.create` (public so tests can inspect them)."""
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": self._convert_messages(request.messages),
+        }
+        if request.system:
+            params["system"] = [{"type": "text", "text": request.system, "cache_control": CACHE}]
+        if request.tools:
+            tools: list[dict[str, Any]] = [
+                {"name": t.name, "description": t.description, "input_schema": t.input_schema}
+                for t in request.tools
+            ]
+            tools[-1]["cache_control"] = CACHE
+            params["tools"] = tools
+        if for_count:
+            return params
+        params["max_tokens"] = request.max_tokens
+        budget = self.thinking_budget
+        if budget and request.max_tokens > 1024:
+            # The API requires 1024 <= budget < max_tokens.
+            budget = max(1024, min(budget, request.max_tokens - 1))
+            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        elif request.temperature is not None:
+            # anthropic 2.x dropped `temperature` from `create`'s signature; the API
+            # still takes it for the models that support it.
+            params["extra_body"] = {"temperature": request.temperature}
+        if request.stop_sequences:
+            params["stop_sequences"] = request.stop_sequences
+        return params
+
+    def _convert_messages(self, messages: list[Message]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for message in messages:
+            converted = (self._convert_block(message, block) for block in message.content)
+            blocks = [b for b in converted if b]
+            # The API wants tool results first in a user message.
+            blocks.sort(key=lambda b: 0 if b["type"] == "tool_result" else 1)
+            if not blocks:
+                continue  # an empty message is rejected; skipping it loses nothing
+            if out and out[-1]["role"] == message.role:
+                out[-1]["content"].extend(blocks)
+            else:
+                out.append({"role": message.role, "content": blocks})
+        if out:
+            last = out[-1]["content"][-1]
+            if last["type"] not in ("thinking", "redacted_thinking"):
+                last["cache_control"] = CACHE
+        return out
+
+    def _convert_block(self, message: Message, block: ContentBlock) -> dict[str, Any] | None:
+        if isinstance(block, TextBlock):
+            # Empty or whitespace-only text blocks are a 400 at Anthropic.
+            return {"type": "text", "text": block.text} if block.text.strip() else None
+        if isinstance(block, ThinkingBlock):
+            return self._convert_thinking(message, block)
+        if isinstance(block, ImageBlock):
+            return _image(block)
+        if isinstance(block, ToolUseBlock):
+            return {
+                "type": "tool_use",
+                "id": safe_tool_id(block.id),
+                "name": block.name,
+                "input": block.input,
+            }
+        content: str | list[dict[str, Any]]
+        if isinstance(block.content, str):
+            content = block.content
+        else:
+            content = [
+                _tool_result_part(part)
+                for part in block.content
+                if isinstance(part, ImageBlock) or part.text.strip()
+            ]
+        result: dict[str, Any] = {
+            "type": "tool_result",
+            "tool_use_id": safe_tool_id(block.tool_use_id),
+            "content": content,
+        }
+        if block.is_error:
+            result["is_error"] = True
+        return result
+
+    def _convert_thinking(self, message: Message, block: ThinkingBlock) -> dict[str, Any] | None:
+        """Replay only thinking that Anthropic signed for this provider.
+
+        An unsigned block (or one signed by another provider, such as Gemini's thought
+        signatures) fails the API's verification, and reasoning shown as plain text
+        would read as something the model said; so it is dropped.
+        """
+        if message.role != "assistant" or not block.signature:
+            return None
+        if message.provider not in (None, self.name):
+            return None
+        if block.signature.startswith(REDACTED_PREFIX):
+            return {"type": "redacted_thinking", "data": block.signature[len(REDACTED_PREFIX) :]}
+        return {"type": "thinking", "thinking": block.thinking, "signature": block.signature}
+
+    # --- streaming -------------------------------------------------------------------
+
+    async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
+        params = self.build_params(request)
+        state = _StreamState()
+        try:
+            events = await self._client.messages.create(**params, stream=True)
+            async with events:
+                async for event in events:
+                    for out in state.handle(event):
+                        yield out
+        except anthropic.APIStatusError as e:
+            raise self._status_error(e) from e
+        except anthropic.APITimeoutError as e:
+            raise ProviderTimeoutError(str(e), provider=self.name) from e
+        except anthropic.APIConnectionError as e:
+            raise ProviderConnectionError(str(e), provider=self.name) from e
+        except anthropic.APIError as e:
+            raise ProviderError(str(e), provider=self.name) from e
+        except ProviderError:
+            raise
+        except Exception as e:
+            mapped = transport_error(e, self.name)
+            if mapped is None:
+                raise
+            raise mapped from e
+        if not state.stopped:
+            raise ProviderConnectionError(
+                "the stream ended before message_stop", provider=self.name
+            )
+        message = Message(
+            role="assistant",
+            content=state.content(),
+            provider=self.name,
+            model=self.model,
+            usage=state.usage,
+            stop_reason=state.stop_reason,
+        )
+        yield UsageReported(state.usage)
+        extra = {INVALID_TOOL_INPUT: state.invalid} if state.invalid else {}
+        yield StreamDone(message=message, stop_reason=state.stop_reason, extra=extra)
+
+    def _status_error(self, e: anthropic.APIStatusError) -> ProviderError:
+        message = e.api_message or e.message
+        return error_from_status(
+            e.status_code,
+            message,
+            provider=self.name,
+            headers=e.response.headers,
+            error_type=e.type,
+        )
+
+    async def complete(self, request: LLMRequest) -> Message:
+        return await complete_via_stream(self, request)
+
+    async def count_tokens(self, request: LLMRequest) -> int:
+        """The API's exact count; the local estimate when the endpoint is unavailable."""
+        try:
+            result = await self._client.messages.count_tokens(
+                **self.build_params(request, for_count=True)
+            )
+            return int(result.input_tokens)
+        except Exception:
+            return estimate_request_tokens(request)
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+
+def _tool_result_part(part: TextBlock | ImageBlock) -> dict[str, Any]:
+    return _image(part) if isinstance(part, ImageBlock) else {"type": "text", "text": part.text}
+
+
+def _image(block: ImageBlock) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": block.media_type, "data": block.data},
+    }
+
+
+class _StreamState:
+    """Accumulates raw stream events into our events and the final content blocks."""
+
+    def __init__(self) -> None:
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.tool_count = 0
+        self.usage = Usage()
+        self.stop_reason = "other"
+        self.stopped = False
+        self.invalid: dict[str, dict[str, str]] = {}
+
+    def handle(self, event: Any) -> list[StreamEvent]:
+        kind = event.type
+        if kind == "message_start":
+            self._merge_usage(event.message.usage)
+        elif kind == "content_block_start":
+            return self._start(event.index, event.content_block)
+        elif kind == "content_block_delta":
+            return self._delta(event.index, event.delta)
+        elif kind == "content_block_stop":
+            return self._stop(event.index)
+        elif kind == "message_delta":
+            reason = event.delta.stop_reason
+            if reason:
+                self.stop_reason = _STOP_REASONS.get(reason, "other")
+            if event.usage is not None:
+                self._merge_usage(event.usage)
+        elif kind == "message_stop":
+            self.stopped = True
+        return []
+
+    def _start(self, index: int, block: Any) -> list[StreamEvent]:
+        kind = block.type
+        if kind == "text":
+            self.blocks[index] = {"type": "text", "text": block.text or ""}
+            return [TextDelta(block.text)] if block.text else []
+        if kind == "thinking":
+            self.blocks[index] = {
+                "type": "thinking",
+                "thinking": block.thinking or "",
+                "signature": block.signature or None,
+            }
+            return [ThinkingDelta(block.thinking)] if block.thinking else []
+        if kind == "redacted_thinking":
+            self.blocks[index] = {
+                "type": "thinking",
+                "thinking": "",
+                "signature": REDACTED_PREFIX + block.data,
+            }
+            return []
+        if kind == "tool_use":
+            tool_index = self.tool_count
+            self.tool_count += 1
+            self.blocks[index] = {
+                "type": "tool_use",
+                "id": block.id,
+                "name": block.name,
+                "json": "",
+                "tool_index": tool_index,
+            }
+            return [ToolCallStarted(index=tool_index, id=block.id, name=block.name)]
+        return []  # server tools, citations, future block types: not ours to replay
+
+    def _delta(self, index: int, delta: Any) -> list[StreamEvent]:
+        block = self.blocks.get(index)
+        if block is None:
+            return []
+        kind = delta.type
+        if kind == "text_delta" and block["type"] == "text":
+            block["text"] += delta.text
+            return [TextDelta(delta.text)]
+        if kind == "thinking_delta" and block["type"] == "thinking":
+            block["thinking"] += delta.thinking
+            return [ThinkingDelta(delta.thinking)]
+        if kind == "signature_delta" and block["type"] == "thinking":
+            block["signature"] = (block["signature"] or "") + delta.signature
+        elif kind == "input_json_delta" and block["type"] == "tool_use":
+            block["json"] += delta.partial_json
+            return [ToolCallDelta(index=block["tool_index"], partial_json=delta.partial_json)]
+        return []
+
+    def _stop(self, index: int) -> list[StreamEvent]:
+        block = self.blocks.get(index)
+        if block is None or block["type"] != "tool_use":
+            return []
+        arguments, error = parse_tool_arguments(block["json"])
+        block["input"] = arguments
+        if error:
+            self.invalid[block["id"]] = {"raw": block["json"], "error": error}
+        return [
+            ToolCallEnded(
+                index=block["tool_index"], id=block["id"], name=block["name"], input=arguments
+            )
+        ]
+
+    def _merge_usage(self, usage: Any) -> None:
+        current = self.usage
+        self.usage = Usage(
+            input_tokens=_pick(usage, "input_tokens", current.input_tokens),
+            output_tokens=_pick(usage, "output_tokens", current.output_tokens),
+            cache_read_input_tokens=_pick(
+                usage, "cache_read_input_tokens", current.cache_read_input_tokens
+            ),
+            cache_creation_input_tokens=_pick(
+                usage, "cache_creation_input_tokens", current.cache_creation_input_tokens
+            ),
+        )
+
+    def content(self) -> list[ContentBlock]:
+        out: list[ContentBlock] = []
+        for index in sorted(self.blocks):
+            block = self.blocks[index]
+            if block["type"] == "text":
+                if block["text"]:
+                    out.append(TextBlock(text=block["text"]))
+            elif block["type"] == "thinking":
+                out.append(ThinkingBlock(thinking=block["thinking"], signature=block["signature"]))
+            elif block["type"] == "tool_use":
+                out.append(
+                    ToolUseBlock(id=block["id"], name=block["name"], input=block.get("input", {}))
+                )
+        return out
+
+
+def _pick(usage: Any, field: str, default: int) -> int:
+    """Anthropic sends cumulative counts, and `message_delta` may omit the input ones."""
+    value = getattr(usage, field, None)
+    return default if value is None else int(value)

@@ -1,0 +1,102 @@
+"""Model limits and prices come from the built-in table, settings override them, and
+unknown models get conservative defaults with cost unknown."""
+
+from __future__ import annotations
+
+import pytest
+
+from aistack_tui.llm.model_info import DEFAULT_INFO, ModelInfo, cost_usd, lookup_model
+from aistack_tui.llm.types import Usage
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "context", "price_in"),
+    [
+        ("anthropic", "claude-sonnet-4-5", 200_000, 3.0),
+        ("anthropic", "claude-sonnet-4-5-20250929", 200_000, 3.0),
+        ("anthropic", "claude-opus-4-1", 200_000, 15.0),
+        ("anthropic", "claude-opus-4-5", 200_000, 5.0),
+        ("anthropic", "claude-haiku-4-5", 200_000, 1.0),
+        ("anthropic", "claude-3-7-sonnet-20250219", 200_000, 3.0),
+        ("anthropic", "claude-3-5-haiku-latest", 200_000, 0.8),
+        ("openai", "gpt-4.1", 1_047_576, 2.0),
+        ("openai", "gpt-4.1-mini", 1_047_576, 0.4),
+        ("openai", "gpt-4o-2024-08-06", 128_000, 2.5),
+        ("openai", "gpt-4o-mini", 128_000, 0.15),
+        ("openai", "o3", 200_000, 2.0),
+        ("openai", "o4-mini", 200_000, 1.1),
+        ("openai", "gpt-5", 400_000, 1.25),
+        ("openai", "gpt-5-mini", 400_000, 0.25),
+        ("google", "gemini-2.5-pro", 1_048_576, 1.25),
+        ("gemini", "gemini-2.5-flash", 1_048_576, 0.30),
+        ("google", "gemini-2.0-flash", 1_048_576, 0.10),
+        ("deepseek", "deepseek-chat", 128_000, 0.28),
+        ("openrouter", "anthropic/claude-sonnet-4.5", 200_000, 3.0),
+    ],
+)
+def test_built_in_models(provider: str, model: str, context: int, price_in: float) -> None:
+    info = lookup_model(provider, model)
+    assert info.context_window == context
+    assert info.input_price == price_in
+    assert info.output_price is not None
+    assert info.max_output_tokens >= 8192
+
+
+def test_unknown_model_gets_conservative_defaults() -> None:
+    info = lookup_model("ollama", "qwen2.5-coder:7b")
+    assert info == DEFAULT_INFO
+    assert info.context_window == 32_000
+    assert info.max_output_tokens == 4096
+    assert cost_usd(info, Usage(input_tokens=1000)) is None
+
+
+def test_newer_model_of_known_family_is_not_priced_like_an_older_one() -> None:
+    info = lookup_model("anthropic", "claude-opus-4-9")
+    assert info.context_window == 200_000
+    assert info.input_price is None
+
+
+def test_settings_override_merges_over_built_in_entry() -> None:
+    overrides = {"anthropic/claude-sonnet-4-5": {"context_window": 1_000_000,
+                                                 "input_price": 6}}
+    info = lookup_model("anthropic", "claude-sonnet-4-5", overrides)
+    assert info.context_window == 1_000_000
+    assert info.input_price == 6.0
+    assert info.output_price == 15.0, "fields not overridden keep the built-in value"
+
+
+def test_settings_can_describe_an_unknown_model() -> None:
+    overrides = {"ollama/qwen2.5-coder": {"context_window": 131072, "max_output_tokens": 8192,
+                                          "input_price": 0, "output_price": 0}}
+    info = lookup_model("ollama", "qwen2.5-coder", overrides)
+    assert info == ModelInfo(131072, 8192, 0.0, 0.0)
+    assert cost_usd(info, Usage(input_tokens=5000, output_tokens=100)) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"context": 5}, "unknown field"),
+        ({"context_window": "big"}, "positive integer"),
+        ({"max_output_tokens": 0}, "positive integer"),
+        ({"input_price": -1}, "price"),
+    ],
+)
+def test_invalid_override_names_the_setting(override: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message) as info:
+        lookup_model("openai", "gpt-4.1", {"openai/gpt-4.1": override})
+    assert "models.openai/gpt-4.1" in str(info.value)
+
+
+def test_cost_counts_input_output_and_cache_at_their_prices() -> None:
+    info = lookup_model("anthropic", "claude-sonnet-4-5")
+    usage = Usage(input_tokens=1_000_000, output_tokens=100_000,
+                  cache_read_input_tokens=2_000_000, cache_creation_input_tokens=400_000)
+    # 3.00 + 1.50 + 0.60 (2M at 0.30) + 1.50 (0.4M at 3.75)
+    assert cost_usd(info, usage) == pytest.approx(6.60)
+
+
+def test_cost_of_cache_defaults_to_input_price() -> None:
+    info = ModelInfo(100_000, 4096, input_price=2.0, output_price=8.0)
+    usage = Usage(input_tokens=500_000, cache_read_input_tokens=500_000, output_tokens=0)
+    assert cost_usd(info, usage) == pytest.approx(2.0)
