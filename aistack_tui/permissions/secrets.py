@@ -1,0 +1,81 @@
+"""Masking of credentials in text a tool hands back to the model.
+
+Command output is sent to a third-party model and stored in the session, so anything
+that looks like a key, token, private key or password is replaced before it leaves the
+tool. A short prefix stays visible (`sk-proj-ab…[REDACTED]`) so the user can still tell
+which credential a command printed. The patterns favour known token shapes, where false
+positives are rare; the generic `name=value` rule needs a secret-sounding name and a
+value that is not a plain number, so `max_tokens=4096` survives.
+"""
+
+from __future__ import annotations
+
+import re
+
+REDACTED = "[REDACTED]"
+
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END \1PRIVATE KEY-----|\Z)",
+    re.DOTALL,
+)
+
+# (pattern, how many characters of the match stay visible)
+_TOKENS: list[tuple[re.Pattern[str], int]] = [
+    (re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), 14),
+    (re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), 10),
+    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 8),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), 15),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), 8),
+    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 10),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 9),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 8),
+    (re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"), 12),
+    (re.compile(r"\bhf_[A-Za-z0-9]{30,}"), 7),
+    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 6),
+]
+
+_BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=\-]{12,})")
+
+_ASSIGNMENT = re.compile(
+    r"""(?ix)
+    (?P<key>[A-Za-z0-9_.\-]*
+        (?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key
+           |client[_-]?secret|credentials?)
+        [A-Za-z0-9_.\-]*)
+    (?P<quote1>["']?)
+    (?P<sep>[ \t]*[=:][ \t]*)
+    (?P<quote2>["']?)
+    (?P<value>[^\s"'`,;&)}\]]{6,})
+    """
+)
+
+
+def _mask(token: str, visible: int) -> str:
+    return token[: min(visible, len(token) // 2)] + "…" + REDACTED
+
+
+def _mask_assignment(m: re.Match[str]) -> str:
+    value = m.group("value")
+    if REDACTED in value or value.isdigit() or value.lower() in ("true", "false", "null", "none"):
+        return m.group(0)
+    return m.group("key") + m.group("quote1") + m.group("sep") + m.group("quote2") + REDACTED
+
+
+def mask_secrets(text: str) -> str:
+    """`text` with anything that looks like a credential replaced by a masked form."""
+    if not text:
+        return text
+    text = _PRIVATE_KEY.sub(
+        lambda m: (
+            f"-----BEGIN {m.group(1)}PRIVATE KEY-----\n{REDACTED}\n"
+            f"-----END {m.group(1)}PRIVATE KEY-----"
+        ),
+        text,
+    )
+    for pattern, visible in _TOKENS:
+        text = pattern.sub(lambda m, v=visible: _mask(m.group(0), v), text)
+    text = _BEARER.sub(
+        lambda m: m.group(0) if m.string.startswith("…", m.end()) else m.group(1) + REDACTED,
+        text,
+    )
+    return _ASSIGNMENT.sub(_mask_assignment, text)

@@ -1,0 +1,217 @@
+"""Bash: run a shell command, keeping the working directory between calls.
+
+Each call is a fresh `bash -c` (no state leaks between calls except the directory, which
+is what people expect from a terminal); an EXIT trap writes the final `pwd` to a temp
+file, which survives `exit N` and leaves the exit status alone. The command runs in its
+own process group so a timeout or an Esc kills everything it started. stdout and stderr
+share one pipe that we own, so output keeps its interleaving, and once the shell exits
+we stop reading even if a background job still holds the pipe.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shlex
+import tempfile
+from pathlib import Path
+
+from pydantic import Field
+
+from aistack_tui.permissions.secrets import mask_secrets
+from aistack_tui.tools.base import (
+    Tool,
+    ToolArgs,
+    ToolCallDisplay,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
+from aistack_tui.tools.process import Captured, kill_group, read_stream
+from aistack_tui.tools.schema import CompactSpec
+
+DEFAULT_TIMEOUT_MS = 120_000
+MAX_TIMEOUT_MS = 600_000
+HEAD_BYTES = 16_000
+TAIL_BYTES = 12_000
+DRAIN_SECONDS = 0.5
+"""How long to keep reading after the shell exits (a background job may hold the pipe)."""
+
+EXTRA_ENV = {
+    "GIT_PAGER": "cat",
+    "PAGER": "cat",
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_EDITOR": "true",
+}
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
+_OVERWRITTEN = re.compile(r"[^\n]*\r(?!\n)")
+
+
+def clean_output(text: str) -> str:
+    """Output as a terminal would finally show it: no colour codes, and a progress bar's
+    carriage-return redraws collapsed to their last state (they are noise to a model)."""
+    text = _ANSI.sub("", text)
+    return _OVERWRITTEN.sub("", text.replace("\r\n", "\n"))
+
+
+class BashArgs(ToolArgs):
+    command: str = Field(description="The command to run")
+    timeout: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIMEOUT_MS,
+        description=f"Timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS})",
+    )
+    description: str | None = Field(
+        default=None, description="What the command does, in 5-10 words"
+    )
+
+
+def _first_line(command: str, width: int = 100) -> str:
+    line = command.strip().split("\n", 1)[0]
+    more = "\n" in command.strip()
+    if len(line) > width:
+        return line[: width - 1] + "…"
+    return line + (" …" if more else "")
+
+
+class BashTool(CompactSpec, Tool[BashArgs]):
+    name = "Bash"
+    args_model = BashArgs
+
+    def path_argument(self, args: BashArgs) -> str | None:
+        return None
+
+    def describe(self, args: BashArgs) -> ToolCallDisplay:
+        return ToolCallDisplay(
+            summary=f"Bash {_first_line(args.command)}",
+            detail=args.command
+            if not args.description
+            else f"# {args.description}\n{args.command}",
+            language="bash",
+        )
+
+    async def run(self, args: BashArgs, ctx: ToolContext) -> ToolOutput:
+        notes: list[str] = []
+        cwd = ctx.bash_cwd or ctx.cwd
+        if not cwd.is_dir():
+            notes.append(
+                f"(The previous working directory {cwd} no longer exists; "
+                f"reset to {ctx.project_root}.)"
+            )
+            cwd = ctx.project_root
+        timeout_ms = args.timeout or DEFAULT_TIMEOUT_MS
+        fd, pwd_file = tempfile.mkstemp(prefix="aistack-cwd-")
+        os.close(fd)
+        try:
+            output, code, timed_out = await self._execute(args.command, cwd, timeout_ms, pwd_file)
+            ctx.bash_cwd = _final_cwd(pwd_file) or cwd
+        finally:
+            with contextlib.suppress(OSError):
+                Path(pwd_file).unlink()
+        text = mask_secrets(clean_output(output).rstrip("\n"))
+        summary = f"Bash {_first_line(args.command, 60)}"
+        if timed_out:
+            message = (
+                f"Command timed out after {timeout_ms / 1000:g} s and was killed "
+                "(with every process it started)."
+            )
+            body = f"{text}\n\n{message}" if text else message
+            return ToolOutput(
+                "\n".join([*notes, body]),
+                is_error=True,
+                display=ToolCallDisplay(
+                    summary=f"{summary} (timed out)", detail=text, language="text"
+                ),
+            )
+        parts = [*notes, text or "(no output)"]
+        if code != 0:
+            parts.append(f"\nExit code: {code}")
+        return ToolOutput(
+            "\n".join(parts),
+            display=ToolCallDisplay(
+                summary=summary if code == 0 else f"{summary} (exit {code})",
+                detail=text,
+                language="text",
+            ),
+            metadata={"exit_code": code, "cwd": str(ctx.bash_cwd)},
+        )
+
+    async def _execute(
+        self, command: str, cwd: Path, timeout_ms: int, pwd_file: str
+    ) -> tuple[str, int, bool]:
+        """(output, exit code, timed out); kills the process group on timeout or cancel."""
+        script = f"trap 'pwd >| {shlex.quote(pwd_file)}' EXIT\n{command}"
+        env = {**os.environ, **EXTRA_ENV}
+        read_fd, write_fd = os.pipe()
+        pipe = os.fdopen(read_fd, "rb", buffering=0)
+        spawn = asyncio.ensure_future(
+            asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                script,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                cwd=cwd,
+                env=env,
+                start_new_session=True,
+            )
+        )
+        try:
+            # Shielded: a cancel arriving mid-spawn must still get the process handle,
+            # or asyncio would kill only the shell and leave its children running.
+            proc = await asyncio.shield(spawn)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(kill_group(await spawn))
+            pipe.close()
+            raise
+        except OSError as e:
+            pipe.close()
+            raise ToolError(f"Cannot start bash: {e.strerror or e}") from e
+        finally:
+            os.close(write_fd)
+        captured = Captured.with_budget(HEAD_BYTES, TAIL_BYTES)
+        transport: asyncio.BaseTransport | None = None
+        reading: asyncio.Future[None] | None = None
+        timed_out = False
+        try:
+            reader = asyncio.StreamReader()
+            transport, _ = await asyncio.get_running_loop().connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(reader), pipe
+            )
+            reading = asyncio.ensure_future(read_stream(reader, captured))
+            try:
+                code = await asyncio.wait_for(proc.wait(), timeout_ms / 1000)
+            except TimeoutError:
+                timed_out = True
+                await kill_group(proc)
+                code = proc.returncode if proc.returncode is not None else -9
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(reading), DRAIN_SECONDS)
+        except BaseException:
+            # Cancelled (Esc): take down the whole group before letting the cancel through.
+            await asyncio.shield(kill_group(proc))
+            raise
+        finally:
+            if reading is not None:
+                reading.cancel()
+            if transport is not None:
+                transport.close()
+            else:
+                pipe.close()
+        return captured.text(), code, timed_out
+
+
+def _final_cwd(pwd_file: str) -> Path | None:
+    try:
+        text = Path(pwd_file).read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    path = Path(text) if text else None
+    return path if path is not None and path.is_dir() else None

@@ -1,0 +1,181 @@
+"""Grep: regex search over files with ripgrep.
+
+The argument names mirror ripgrep's flags (`-i`, `-n`, `-A`, `-B`, `-C`) because that is
+what models are trained on. Paths in the output are relative to the working directory
+when the search is inside it, which keeps results short and directly usable by Read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field
+
+from aistack_tui.tools.base import (
+    Tool,
+    ToolArgs,
+    ToolCallDisplay,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
+from aistack_tui.tools.files import display_path
+from aistack_tui.tools.glob import sort_newest_first
+from aistack_tui.tools.process import find_rg, run_capped
+from aistack_tui.tools.schema import CompactSpec
+
+SEARCH_TIMEOUT = 30.0
+MAX_OUTPUT_BYTES = 2 * 1024 * 1024
+MAX_FILES = 200
+MAX_CONTENT_LINES = 500
+
+
+class GrepArgs(ToolArgs):
+    pattern: str = Field(description="Regular expression (ripgrep syntax)")
+    path: str | None = Field(
+        default=None, description="File or directory to search (default: working directory)"
+    )
+    glob: str | None = Field(default=None, description='Filter files, e.g. "*.js", "*.{ts,tsx}"')
+    type: str | None = Field(default=None, description="File type, e.g. py, js, rust")
+    output_mode: Literal["content", "files_with_matches", "count"] = Field(
+        default="files_with_matches",
+        description="content: matching lines; files_with_matches: paths; count: per file",
+    )
+    case_insensitive: bool = Field(default=False, alias="-i", description="Ignore case")
+    line_numbers: bool = Field(
+        default=True, alias="-n", description="Show line numbers (content mode)"
+    )
+    after: int | None = Field(default=None, alias="-A", ge=0, description="Lines after a match")
+    before: int | None = Field(default=None, alias="-B", ge=0, description="Lines before a match")
+    context: int | None = Field(default=None, alias="-C", ge=0, description="Lines around a match")
+    head_limit: int | None = Field(
+        default=None, ge=1, description="Return only the first N lines/entries"
+    )
+
+
+def _relative_target(target: Path, cwd: Path) -> str:
+    try:
+        rel = target.relative_to(cwd)
+    except ValueError:
+        return str(target)
+    return str(rel) if str(rel) != "." else "."
+
+
+def _strip_dot(line: str) -> str:
+    return line[2:] if line.startswith("./") else line
+
+
+class GrepTool(CompactSpec, Tool[GrepArgs]):
+    name = "Grep"
+    args_model = GrepArgs
+    read_only = True
+
+    def describe(self, args: GrepArgs) -> ToolCallDisplay:
+        summary = f'Grep "{args.pattern}"'
+        if args.path:
+            summary += f" in {args.path}"
+        if args.glob or args.type:
+            summary += f" ({args.glob or args.type})"
+        return ToolCallDisplay(summary=summary)
+
+    def _argv(self, args: GrepArgs, target: str) -> list[str]:
+        argv = [
+            find_rg(),
+            "--no-config",
+            "--hidden",
+            "--glob",
+            "!.git/",
+            "--color",
+            "never",
+            "--no-messages",
+        ]
+        if args.case_insensitive:
+            argv.append("-i")
+        if args.glob:
+            argv += ["--glob", args.glob]
+        if args.type:
+            argv += ["--type", args.type]
+        if args.output_mode == "files_with_matches":
+            argv.append("--files-with-matches")
+        elif args.output_mode == "count":
+            argv += ["--count-matches", "--with-filename"]
+        else:
+            argv += [
+                "--with-filename",
+                "--no-heading",
+                "--max-columns",
+                "1000",
+                "--max-columns-preview",
+            ]
+            argv.append("--line-number" if args.line_numbers else "--no-line-number")
+            if args.context is not None:
+                argv += ["-C", str(args.context)]
+            if args.after is not None:
+                argv += ["-A", str(args.after)]
+            if args.before is not None:
+                argv += ["-B", str(args.before)]
+        return [*argv, "-e", args.pattern, "--", target]
+
+    async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
+        target_path = ctx.resolve(args.path) if args.path else ctx.cwd
+        if not target_path.exists():
+            raise ToolError(f"Path does not exist: {target_path}")
+        target = _relative_target(target_path, ctx.cwd)
+        result = await run_capped(
+            self._argv(args, target), ctx.cwd, SEARCH_TIMEOUT, MAX_OUTPUT_BYTES
+        )
+        if result.returncode == 2 and not result.stdout:
+            raise ToolError(self._explain(result.stderr, args))
+        lines = [_strip_dot(ln) for ln in result.stdout.splitlines() if ln]
+        shown = display_path(target_path, ctx)
+        base = f'Grep "{args.pattern}" in {shown}'
+        if not lines:
+            return ToolOutput(
+                "No matches found", display=ToolCallDisplay(summary=f"{base}: no matches")
+            )
+        if args.output_mode == "files_with_matches":
+            lines = sort_newest_first(lines, ctx.cwd)
+            return self._finish(lines, args, result.truncated, MAX_FILES, "files", base)
+        if args.output_mode == "count":
+            total = sum(
+                int(ln.rsplit(":", 1)[1]) for ln in lines if ln.rsplit(":", 1)[-1].isdigit()
+            )
+            out = self._finish(lines, args, result.truncated, MAX_FILES, "files", base)
+            assert isinstance(out.content, str)
+            out.content += f"\n\nFound {total} matches across {len(lines)} files."
+            return out
+        return self._finish(lines, args, result.truncated, MAX_CONTENT_LINES, "lines", base)
+
+    def _finish(
+        self, lines: list[str], args: GrepArgs, truncated: bool, cap: int, unit: str, base: str
+    ) -> ToolOutput:
+        limit = min(args.head_limit or cap, cap)
+        kept = lines[:limit]
+        text = "\n".join(kept)
+        if len(lines) > limit or truncated:
+            total = f"{len(lines)}+" if truncated else str(len(lines))
+            if args.head_limit and args.head_limit <= cap:
+                text += f"\n\n(Showing the first {limit} of {total} {unit}; head_limit={limit}.)"
+            else:
+                text += (
+                    f"\n\n(Showing the first {limit} of {total} {unit}. Narrow the search with "
+                    "path, glob or type, or a more specific pattern.)"
+                )
+        summary = f"{base}: {len(lines)}{'+' if truncated else ''} {unit}"
+        return ToolOutput(text, display=ToolCallDisplay(summary=summary, detail="\n".join(kept)))
+
+    @staticmethod
+    def _explain(stderr: str, args: GrepArgs) -> str:
+        message = stderr.strip().removeprefix("rg: ") or "ripgrep failed"
+        if "error parsing glob" in message:
+            return f"Invalid glob {args.glob!r}: {message}"
+        if "regex parse error" in message or "error parsing" in message:
+            return (
+                f"Invalid regular expression {args.pattern!r}: {message}\n"
+                "Escape special characters such as ( ) [ ] { } . * + ? with a backslash to "
+                "match them literally."
+            )
+        if "unrecognized file type" in message:
+            return f'Unknown file type {args.type!r}; use glob instead, e.g. "*.ext". ({message})'
+        return f"Grep failed: {message}"

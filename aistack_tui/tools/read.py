@@ -1,0 +1,293 @@
+"""Read: a file's lines, numbered like `cat -n`, or an image the model can see.
+
+Small files are decoded whole; anything larger must be paged with offset/limit, and
+paging streams line by line so a 50 MB log never sits in memory. Output is bounded in
+lines, per-line width and total characters, each cut announced with the offset to go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+
+from aistack_tui.llm.types import ImageBlock, TextBlock
+from aistack_tui.tools.base import (
+    Tool,
+    ToolArgs,
+    ToolCallDisplay,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
+from aistack_tui.tools.files import (
+    BINARY_EXTENSIONS,
+    BINARY_SNIFF_BYTES,
+    IMAGE_TYPES,
+    decode_bytes,
+    display_path,
+    looks_binary,
+    numbered,
+    record_read,
+)
+from aistack_tui.tools.schema import CompactSpec
+
+DEFAULT_LIMIT = 2000
+MAX_LINE_CHARS = 2000
+MAX_WHOLE_FILE_BYTES = 256 * 1024
+"""Above this a Read without offset/limit is refused rather than flooding the context."""
+MAX_OUTPUT_CHARS = 200_000
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+
+_IMAGE_MAGIC: list[tuple[bytes, str]] = [
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+]
+
+
+class ReadArgs(ToolArgs):
+    file_path: str = Field(description="Path of the file to read (absolute or relative to cwd)")
+    offset: int | None = Field(
+        default=None, ge=0, description="Line number to start reading from (1-based)"
+    )
+    limit: int | None = Field(default=None, ge=1, description="Number of lines to read")
+
+
+@dataclass(slots=True)
+class _Page:
+    lines: list[str]
+    first: int
+    more: bool
+    total: int | None
+    stopped_for_size: bool = False
+
+
+def _human(size: int) -> str:
+    value = float(size)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{int(value)} {unit}" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} bytes"
+
+
+def _clip(line: str) -> str:
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return line[:MAX_LINE_CHARS] + f"… [line truncated, {len(line)} chars]"
+
+
+def _take(lines: list[str], limit: int) -> tuple[list[str], bool]:
+    """Clip lines and stop early once the output budget is used."""
+    out: list[str] = []
+    used = 0
+    for line in lines[:limit]:
+        clipped = _clip(line)
+        used += len(clipped) + 8
+        if out and used > MAX_OUTPUT_CHARS:
+            return out, True
+        out.append(clipped)
+    return out, False
+
+
+def _page_small(data: bytes, first: int, limit: int) -> _Page:
+    text, _ = decode_bytes(data)
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    chosen, cut = _take(lines[first - 1 :], limit)
+    end = first - 1 + len(chosen)
+    return _Page(chosen, first, end < len(lines), len(lines), cut)
+
+
+def _page_stream(path: Path, first: int, limit: int, encoding: str) -> _Page:
+    out: list[str] = []
+    used = 0
+    with path.open("rb") as f:
+        lineno = 0
+        for raw in f:
+            lineno += 1
+            if lineno < first:
+                continue
+            if len(out) >= limit:
+                return _Page(out, first, True, None)
+            line = raw.rstrip(b"\n").rstrip(b"\r").decode(encoding, errors="replace")
+            clipped = _clip(line)
+            used += len(clipped) + 8
+            if out and used > MAX_OUTPUT_CHARS:
+                return _Page(out, first, True, None, stopped_for_size=True)
+            out.append(clipped)
+        return _Page(out, first, False, lineno)
+
+
+def _sniff_encoding(sample: bytes) -> str:
+    if sample.startswith(b"\xef\xbb\xbf"):
+        return "utf-8-sig"
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as e:
+        # A multi-byte character cut by the sample's end is not a sign of Latin-1.
+        if e.start < len(sample) - 4:
+            return "latin-1"
+    return "utf-8"
+
+
+def _image_type(path: Path, head: bytes) -> str:
+    for magic, media in _IMAGE_MAGIC:
+        if head.startswith(magic):
+            return media
+    if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
+        return "image/webp"
+    return IMAGE_TYPES[path.suffix.lower()]
+
+
+class ReadTool(CompactSpec, Tool[ReadArgs]):
+    name = "Read"
+    args_model = ReadArgs
+    read_only = True
+
+    def describe(self, args: ReadArgs) -> ToolCallDisplay:
+        summary = f"Read {args.file_path}"
+        if args.offset or args.limit:
+            start = max(args.offset or 1, 1)
+            summary += f" (lines {start}-{start + (args.limit or DEFAULT_LIMIT) - 1})"
+        return ToolCallDisplay(summary=summary)
+
+    async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
+        path = ctx.resolve(args.file_path)
+        return await asyncio.to_thread(self._read, path, args, ctx)
+
+    def _read(self, path: Path, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
+        if not path.exists():
+            raise ToolError(f"File does not exist: {path}{_did_you_mean(path)}")
+        if path.is_dir():
+            raise ToolError(f"{path} is a directory, not a file. Use LS to list its contents.")
+        try:
+            st = path.stat()
+            with path.open("rb") as f:
+                head = f.read(BINARY_SNIFF_BYTES)
+        except OSError as e:
+            raise ToolError(f"Cannot read {path}: {e.strerror or e}") from e
+        shown = display_path(path, ctx)
+
+        if path.suffix.lower() in IMAGE_TYPES:
+            return self._image(path, st.st_size, head, ctx, shown)
+        if path.suffix.lower() in BINARY_EXTENSIONS or looks_binary(head):
+            raise ToolError(
+                f"{path} is a binary file ({_human(st.st_size)}); Read shows text files and "
+                "images (png, jpg, gif, webp) only."
+            )
+
+        paging = args.offset is not None or args.limit is not None
+        if st.st_size > MAX_WHOLE_FILE_BYTES and not paging:
+            raise ToolError(
+                f"{path} is {_human(st.st_size)}, too large to read at once (limit "
+                f"{_human(MAX_WHOLE_FILE_BYTES)}). Read part of it with offset and limit, e.g. "
+                f"offset=1, limit={DEFAULT_LIMIT}, then continue from the next offset; or use "
+                "Grep to find the lines you need."
+            )
+        first = max(args.offset or 1, 1)
+        limit = args.limit or DEFAULT_LIMIT
+        try:
+            if st.st_size <= MAX_WHOLE_FILE_BYTES:
+                page = _page_small(path.read_bytes(), first, limit)
+            else:
+                page = _page_stream(path, first, limit, _sniff_encoding(head))
+        except OSError as e:
+            raise ToolError(f"Cannot read {path}: {e.strerror or e}") from e
+        record_read(ctx, path)
+        return self._render(page, st.st_size, shown)
+
+    def _render(self, page: _Page, size: int, shown: str) -> ToolOutput:
+        if size == 0:
+            text = "(The file exists but is empty.)"
+            return ToolOutput(text, display=ToolCallDisplay(summary=f"Read {shown} (empty)"))
+        if not page.lines:
+            total = f"only {page.total} lines" if page.total is not None else "fewer lines"
+            raise ToolError(
+                f"offset {page.first} is past the end of the file ({shown} has {total})."
+            )
+        last = page.first + len(page.lines) - 1
+        body = numbered(page.lines, page.first)
+        if page.more:
+            of_total = f" of {page.total}" if page.total is not None else ""
+            why = " (output size limit)" if page.stopped_for_size else ""
+            body += (
+                f"\n\n[Showing lines {page.first}-{last}{of_total}{why}. "
+                f"Use offset={last + 1} to read more.]"
+            )
+        summary = f"Read {shown} ({len(page.lines)} lines)"
+        return ToolOutput(
+            body,
+            display=ToolCallDisplay(
+                summary=summary, detail="\n".join(page.lines), language=_language(shown)
+            ),
+            metadata={"first_line": page.first, "last_line": last, "total_lines": page.total},
+        )
+
+    def _image(
+        self, path: Path, size: int, head: bytes, ctx: ToolContext, shown: str
+    ) -> ToolOutput:
+        if size > MAX_IMAGE_BYTES:
+            raise ToolError(
+                f"{path} is {_human(size)}; images over {_human(MAX_IMAGE_BYTES)} cannot be sent "
+                "to the model. Resize it first (for example with ImageMagick via Bash)."
+            )
+        data = path.read_bytes()
+        media = _image_type(path, head)
+        record_read(ctx, path)
+        return ToolOutput(
+            [
+                TextBlock(text=f"Image {shown} ({media}, {_human(size)})"),
+                ImageBlock(media_type=media, data=base64.b64encode(data).decode("ascii")),
+            ],
+            display=ToolCallDisplay(summary=f"Read {shown} (image, {_human(size)})"),
+        )
+
+
+def _did_you_mean(path: Path) -> str:
+    parent = path.parent
+    if not parent.is_dir():
+        return ""
+    try:
+        names = [p.name for p in parent.iterdir()]
+    except OSError:
+        return ""
+    stem = path.stem.lower()
+    similar = sorted(n for n in names if n.lower().startswith(stem) or Path(n).stem.lower() == stem)
+    return f". Did you mean {parent / similar[0]}?" if similar else ""
+
+
+_LANGUAGES = {
+    ".py": "python",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".tsx": "tsx",
+    ".jsx": "jsx",
+    ".go": "go",
+    ".rs": "rust",
+    ".java": "java",
+    ".c": "c",
+    ".h": "c",
+    ".cpp": "cpp",
+    ".rb": "ruby",
+    ".sh": "bash",
+    ".md": "markdown",
+    ".json": "json",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".html": "html",
+    ".css": "css",
+    ".sql": "sql",
+}
+
+
+def _language(shown: str) -> str:
+    return _LANGUAGES.get(Path(shown).suffix.lower(), "")

@@ -1,0 +1,113 @@
+"""Write: create a file or replace one the model has read.
+
+`preview` and `run` share one plan, so the diff a user approves in the confirm dialog is
+exactly what lands on disk; `run` recomputes the plan because the file may have changed
+while the dialog was open.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import Field
+
+from aistack_tui.permissions.diff import diff_stats, unified_diff
+from aistack_tui.tools.base import (
+    Tool,
+    ToolArgs,
+    ToolCallDisplay,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
+from aistack_tui.tools.files import (
+    TextFile,
+    count_lines,
+    display_path,
+    ensure_fresh,
+    load_text_file,
+    record_read,
+    write_atomic,
+)
+from aistack_tui.tools.schema import CompactSpec
+
+
+class WriteArgs(ToolArgs):
+    file_path: str = Field(description="Path of the file to write (absolute or relative to cwd)")
+    content: str = Field(description="The full content of the file")
+
+
+@dataclass(slots=True)
+class FileChange:
+    """What a file tool is about to write; `old` is None when the file is new."""
+
+    path: Path
+    shown: str
+    old: str | None
+    new: str
+    data: bytes
+
+    def diff(self) -> str:
+        return unified_diff(self.shown, self.old or "", self.new)
+
+    def stats(self) -> str:
+        added, removed = diff_stats(self.old or "", self.new)
+        return f"+{added} -{removed}"
+
+
+def apply_change(change: FileChange, ctx: ToolContext) -> None:
+    try:
+        write_atomic(change.path, change.data)
+    except OSError as e:
+        raise ToolError(f"Cannot write {change.path}: {e.strerror or e}") from e
+    record_read(ctx, change.path)
+
+
+class WriteTool(CompactSpec, Tool[WriteArgs]):
+    name = "Write"
+    args_model = WriteArgs
+
+    def describe(self, args: WriteArgs) -> ToolCallDisplay:
+        return ToolCallDisplay(summary=f"Write {args.file_path}")
+
+    def plan(self, args: WriteArgs, ctx: ToolContext) -> FileChange:
+        path = ctx.resolve(args.file_path)
+        shown = display_path(path, ctx)
+        if path.is_dir():
+            raise ToolError(f"{path} is a directory; give a file path.")
+        if not path.exists():
+            return FileChange(path, shown, None, args.content, args.content.encode("utf-8"))
+        ensure_fresh(ctx, path)
+        current = load_text_file(path)
+        new = args.content
+        if current.newline == "\r\n":
+            new = new.replace("\r\n", "\n")
+        else:
+            current = TextFile(current.text, current.encoding, "\n")
+        try:
+            data = current.encode(new, path)
+        except ToolError:
+            # A whole-file rewrite may change the encoding; UTF-8 is the safe default.
+            data = TextFile(new, "utf-8", current.newline).encode(new, path)
+        return FileChange(path, shown, current.text, new, data)
+
+    async def preview(self, args: WriteArgs, ctx: ToolContext) -> ToolCallDisplay:
+        change = self.plan(args, ctx)
+        verb = "Create" if change.old is None else "Overwrite"
+        return ToolCallDisplay(
+            summary=f"{verb} {change.shown} ({count_lines(change.new)} lines)",
+            diff=change.diff(),
+        )
+
+    async def run(self, args: WriteArgs, ctx: ToolContext) -> ToolOutput:
+        change = self.plan(args, ctx)
+        apply_change(change, ctx)
+        lines = count_lines(change.new)
+        if change.old is None:
+            text = f"Created {change.path} ({lines} lines)."
+            summary = f"Created {change.shown} ({lines} lines)"
+        else:
+            text = f"Updated {change.path} ({lines} lines, {change.stats()})."
+            summary = f"Wrote {change.shown} ({change.stats()})"
+        return ToolOutput(text, display=ToolCallDisplay(summary=summary, diff=change.diff()))
