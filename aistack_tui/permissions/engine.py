@@ -1,0 +1,646 @@
+"""The permission engine: rules, then guardrails, then the mode, for every tool call.
+
+Precedence is deny > ask > allow > mode, across all settings layers and session grants.
+Every path is resolved before it is compared, every Bash command is split by `bash.py`
+and each part must be allowed on its own, and any failure inside the engine becomes
+"ask" (never "allow"). Each Decision says in words which rule or mode decided.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from aistack_tui.permissions import modes
+from aistack_tui.permissions.bash import (
+    DYN,
+    BashAnalysis,
+    CommandPart,
+    analyze,
+    dangerous_env,
+    describe,
+)
+from aistack_tui.permissions.grants import SessionGrants, append_allow_rule
+from aistack_tui.permissions.guardrails import dangerous_command_warnings
+from aistack_tui.permissions.paths import (
+    PathError,
+    is_secret,
+    protected_reason,
+    real,
+    resolve_path,
+    rule_path,
+    secret_name_could_match,
+    within_any,
+)
+from aistack_tui.permissions.readonly_commands import classify, risky_option
+from aistack_tui.permissions.rules import (
+    AGENT_ONLY_TOOLS,
+    EDIT_FAMILY,
+    READ_FAMILY,
+    CompiledPathRule,
+    Rule,
+    RuleError,
+    RuleLayer,
+    bash_rule_matches,
+    compile_path_rule,
+    domain_rule_matches,
+    parse_rule,
+    rule_covers_tool,
+)
+from aistack_tui.permissions.types import (
+    Behavior,
+    Decision,
+    PermissionMode,
+    PermissionRequest,
+)
+
+_PATH_TOOLS_FILE_KEY = ("file_path", "notebook_path")
+
+
+def _by(rule: Rule) -> str:
+    return f"rule {rule.text} ({rule.source})"
+
+
+class PermissionEngine:
+    """Implements `PermissionChecker`. `mode` is mutable (Shift+Tab cycles it)."""
+
+    def __init__(
+        self,
+        *,
+        layers: list[RuleLayer],
+        mode: PermissionMode,
+        project_root: Path,
+        home: Path,
+        additional_directories: Sequence[Path] = (),
+        extra_read_dirs: Sequence[Path] = (),
+        cwd: Path | None = None,
+        local_settings_path: Path | None = None,
+        self_test: bool = True,
+    ) -> None:
+        self.mode: PermissionMode = mode
+        self.project_root = real(project_root)
+        self.home = real(home)
+        self.additional_directories = [real(Path(d)) for d in additional_directories]
+        self.extra_read_dirs = [real(Path(d)) for d in extra_read_dirs]
+        self.cwd = real(cwd) if cwd is not None else self.project_root
+        self.local_settings_path = local_settings_path or (
+            Path(project_root) / ".aistack" / "settings.local.json"
+        )
+        self.layers = list(layers)
+        self._deny: list[Rule] = []
+        self._ask: list[Rule] = []
+        self._allow: list[Rule] = []
+        for layer in self.layers:
+            self._deny += [parse_rule(t, layer.source) for t in layer.deny]
+            self._ask += [parse_rule(t, layer.source) for t in layer.ask]
+            self._allow += [parse_rule(t, layer.source) for t in layer.allow]
+        self._grants = SessionGrants()
+        self._allow_all: list[Rule] = list(self._allow)
+        self._index: dict[tuple[int, str], list[Rule]] = {}
+        self._resolved: dict[tuple[str, Path], Path | PathError] = {}
+        self._compiled: dict[Rule, CompiledPathRule] = {}
+        for rule in (*self._deny, *self._ask, *self._allow):
+            self._compile(rule)
+        if self_test:
+            failures = self.run_self_tests()
+            if failures:
+                source, test, why = failures[0]
+                raise RuleError(source, f"permissions.tests {test}", why)
+
+    # --- the PermissionChecker protocol -------------------------------------------------
+
+    def check(self, request: PermissionRequest) -> Decision:
+        # Paths are resolved several times per Bash command (deny, secrets, read-only
+        # checks); the cache lives for one check only, so a symlink changed later is seen.
+        self._resolved = {}
+        try:
+            return self._check(request)
+        except Exception as e:  # fail closed: a bug in the engine must never allow
+            return Decision("ask", f"the permission check failed ({type(e).__name__}: {e})")
+
+    def grant_session(self, rule: str) -> None:
+        self._compile(self._grants.add(rule))
+        self._allow_all = [*self._allow, *self._grants.rules]
+        self._index.clear()
+
+    def save_rule(self, rule: str) -> None:
+        append_allow_rule(self.local_settings_path, rule)
+        self.grant_session(rule)
+
+    # --- self-tests ---------------------------------------------------------------------
+
+    def run_self_tests(self) -> list[tuple[str, str, str]]:
+        """Run every layer's `permissions.tests`; (source, test, what went wrong) per failure."""
+        failures: list[tuple[str, str, str]] = []
+        saved = self.mode
+        try:
+            for layer in self.layers:
+                for test in layer.tests:
+                    self.mode = test.get("mode", saved)
+                    decision = self.check(request_for_test(test))
+                    if decision.behavior != test["expect"]:
+                        failures.append(
+                            (
+                                layer.source,
+                                _test_label(test),
+                                f"expected {test['expect']}, got {decision.behavior}: "
+                                f"{decision.reason}",
+                            )
+                        )
+        finally:
+            self.mode = saved
+        return failures
+
+    # --- internals ----------------------------------------------------------------------
+
+    def _resolve(self, raw: str, cwd: Path) -> Path:
+        key = (raw, cwd)
+        cached = self._resolved.get(key)
+        if cached is None:
+            try:
+                cached = resolve_path(raw, cwd, self.home)
+            except PathError as e:
+                cached = e
+            self._resolved[key] = cached
+        if isinstance(cached, PathError):
+            raise cached
+        return cached
+
+    def _compile(self, rule: Rule) -> None:
+        if rule.kind == "path" and rule not in self._compiled:
+            self._compiled[rule] = compile_path_rule(rule, self.project_root, self.home)
+
+    @property
+    def allow_rules(self) -> list[Rule]:
+        return self._allow_all
+
+    def _first(self, rules: list[Rule], tool: str, test: Callable[[Rule], bool]) -> Rule | None:
+        # Rules are indexed by tool once per rule list, so a 50-rule file costs a dict lookup
+        # and a few matches instead of 50 family checks per call.
+        key = (id(rules), tool)
+        candidates = self._index.get(key)
+        if candidates is None:
+            candidates = [r for r in rules if rule_covers_tool(r, tool)]
+            self._index[key] = candidates
+        for rule in candidates:
+            if test(rule):
+                return rule
+        return None
+
+    def _check(self, request: PermissionRequest) -> Decision:
+        tool = request.tool_name
+        tool_input = request.tool_input if isinstance(request.tool_input, dict) else None
+        if tool_input is None:
+            return Decision("ask", "the tool input is not an object")
+        if not request.needs_permission or tool in AGENT_ONLY_TOOLS:
+            rule = self._first(self._deny, tool, lambda r: r.kind in ("tool", "mcp"))
+            if rule is not None:
+                return Decision("deny", f"denied by {_by(rule)}", rule.text)
+            return Decision("allow", f"{tool} acts only inside the agent")
+        if tool == "Bash":
+            return self._check_bash(tool_input)
+        if tool in READ_FAMILY:
+            return self._check_read_tool(tool, tool_input)
+        if tool in EDIT_FAMILY:
+            raw = next((tool_input[k] for k in _PATH_TOOLS_FILE_KEY if k in tool_input), None)
+            if not isinstance(raw, str):
+                return Decision("ask", f"{tool} was called without a file path")
+            try:
+                path = resolve_path(raw, self.cwd, self.home)
+            except PathError as e:
+                return Decision("ask", f"path refused: {e}")
+            return self._edit_decision(tool, path)
+        if tool == "WebFetch":
+            return self._check_webfetch(tool_input, request.read_only)
+        return self._check_other(tool, request.read_only)
+
+    # files
+
+    def _path_rule(self, rules: Iterable[Rule], tool: str, path: Path) -> Rule | None:
+        def matches(rule: Rule) -> bool:
+            if rule.kind == "tool":
+                return True
+            compiled = self._compiled.get(rule)
+            return compiled is not None and compiled.matches(path)
+
+        return self._first(rules, tool, matches)
+
+    def _readable(self, path: Path) -> bool:
+        return within_any(
+            path, [self.project_root, *self.additional_directories, *self.extra_read_dirs]
+        )
+
+    def _writable(self, path: Path) -> bool:
+        return within_any(path, [self.project_root, *self.additional_directories])
+
+    def _shown(self, path: Path) -> str:
+        return rule_path(path, self.project_root, self.home, tree=False) or str(path)
+
+    def _read_decision(self, tool: str, path: Path) -> Decision:
+        rule = self._path_rule(self._deny, tool, path)
+        if rule is not None:
+            return Decision(
+                "deny", f"reading {self._shown(path)} is denied by {_by(rule)}", rule.text
+            )
+        rule = self._path_rule(self._ask, tool, path)
+        if rule is not None:
+            return Decision(
+                "ask",
+                f"{_by(rule)} asks before reading {self._shown(path)}",
+                rule.text,
+                suggested_rule=None,
+            )
+        rule = self._path_rule(self.allow_rules, tool, path)
+        if rule is not None:
+            return Decision("allow", f"allowed by {_by(rule)}", rule.text)
+        if is_secret(path):
+            spec = rule_path(path, self.project_root, self.home, tree=False)
+            return Decision(
+                "ask",
+                f"{self._shown(path)} looks like a secrets file",
+                suggested_rule=f"Read({spec})" if spec else None,
+                warnings=(f"{self._shown(path)} may contain credentials",),
+            )
+        behavior, why = modes.read_fallback(self.mode, self._readable(path))
+        suggested = None
+        if behavior == "ask":
+            spec = rule_path(
+                path if path.is_dir() else path.parent, self.project_root, self.home, tree=True
+            )
+            suggested = f"Read({spec})" if spec else None
+        return Decision(behavior, why, suggested_rule=suggested)
+
+    def _edit_decision(self, tool: str, path: Path) -> Decision:
+        rule = self._path_rule(self._deny, tool, path)
+        if rule is not None:
+            return Decision(
+                "deny", f"writing {self._shown(path)} is denied by {_by(rule)}", rule.text
+            )
+        protected = protected_reason(path)
+        if protected is not None:
+            return Decision("ask", f"{self._shown(path)}: {protected}", warnings=(protected,))
+        rule = self._path_rule(self._ask, tool, path)
+        if rule is not None:
+            return Decision(
+                "ask", f"{_by(rule)} asks before writing {self._shown(path)}", rule.text
+            )
+        if self.mode == "plan":
+            return Decision("deny", "mode plan: edits are not allowed while planning")
+        rule = self._path_rule(self.allow_rules, tool, path)
+        if rule is not None:
+            return Decision("allow", f"allowed by {_by(rule)}", rule.text)
+        inside = self._writable(path)
+        behavior, why = modes.edit_fallback(self.mode, inside)
+        suggested = None
+        if behavior == "ask":
+            if inside and path.parent != self.project_root:
+                spec = rule_path(path.parent, self.project_root, self.home, tree=True)
+            else:
+                spec = rule_path(path, self.project_root, self.home, tree=False)
+            suggested = f"Edit({spec})" if spec else None
+        return Decision(behavior, why, suggested_rule=suggested)
+
+    def _check_read_tool(self, tool: str, tool_input: dict[str, Any]) -> Decision:
+        key = "file_path" if tool == "Read" else "path"
+        raw = tool_input.get(key)
+        if raw is None and tool != "Read":
+            raw = "."
+        if not isinstance(raw, str):
+            return Decision("ask", f"{tool} was called without a usable {key}")
+        try:
+            paths = [resolve_path(raw, self.cwd, self.home)]
+            pattern = tool_input.get("pattern") if tool == "Glob" else None
+            if isinstance(pattern, str) and (
+                pattern.startswith(("/", "~")) or ".." in pattern.split("/")
+            ):
+                paths.append(resolve_path(_static_prefix(pattern), paths[0], self.home))
+        except PathError as e:
+            return Decision("ask", f"path refused: {e}")
+        decisions = [self._read_decision(tool, p) for p in paths]
+        return _strictest(decisions)
+
+    # web and other tools
+
+    def _check_webfetch(self, tool_input: dict[str, Any], read_only: bool) -> Decision:
+        url = tool_input.get("url")
+        if not isinstance(url, str) or not url:
+            return Decision("ask", "WebFetch was called without a URL")
+        host = _url_host(url)
+        if host is None:
+            return Decision(
+                "ask", f"cannot tell which host {url[:200]!r} reaches", warnings=("unusual URL",)
+            )
+
+        def matches(rule: Rule) -> bool:
+            return domain_rule_matches(rule, host)
+
+        rule = self._first(self._deny, "WebFetch", matches)
+        if rule is not None:
+            return Decision("deny", f"fetching {host} is denied by {_by(rule)}", rule.text)
+        rule = self._first(self._ask, "WebFetch", matches)
+        if rule is not None:
+            return Decision(
+                "ask", f"{_by(rule)} asks before fetching {host}", rule.text, suggested_rule=None
+            )
+        rule = self._first(self.allow_rules, "WebFetch", matches)
+        if rule is not None:
+            return Decision("allow", f"allowed by {_by(rule)}", rule.text)
+        behavior, why = modes.other_fallback(self.mode, "WebFetch", read_only)
+        return Decision(behavior, why, suggested_rule=f"WebFetch(domain:{host})")
+
+    def _check_other(self, tool: str, read_only: bool) -> Decision:
+        def bare(rule: Rule) -> bool:
+            return rule.kind in ("tool", "mcp")
+
+        rule = self._first(self._deny, tool, bare)
+        if rule is not None:
+            return Decision("deny", f"denied by {_by(rule)}", rule.text)
+        rule = self._first(self._ask, tool, bare)
+        if rule is not None:
+            return Decision("ask", f"{_by(rule)} asks before {tool}", rule.text)
+        rule = self._first(self.allow_rules, tool, bare)
+        if rule is not None:
+            return Decision("allow", f"allowed by {_by(rule)}", rule.text)
+        behavior, why = modes.other_fallback(self.mode, tool, read_only)
+        return Decision(behavior, why, suggested_rule=tool)
+
+    # bash
+
+    def _check_bash(self, tool_input: dict[str, Any]) -> Decision:
+        command = tool_input.get("command")
+        if not isinstance(command, str):
+            return Decision("ask", "Bash was called without a command")
+        analysis = analyze(command, self.cwd, self.home)
+        shown = tuple(describe(analysis))
+
+        def decision(
+            behavior: Behavior,
+            reason: str,
+            rule: str | None = None,
+            suggested: str | None = None,
+            warnings: Sequence[str] = (),
+        ) -> Decision:
+            return Decision(behavior, reason, rule, suggested, tuple(warnings), shown)
+
+        denied = self._bash_denied(analysis)
+        if denied is not None:
+            return decision("deny", denied[0], denied[1])
+        warnings = dangerous_command_warnings(analysis, self.project_root, self.home)
+        if analysis.problems:
+            return decision(
+                "ask", f"cannot analyse safely: {analysis.problems[0]}", warnings=warnings
+            )
+        if not analysis.parts and not analysis.files:
+            return decision(
+                "ask", "the command runs nothing that could be checked", warnings=warnings
+            )
+        for part in analysis.parts:
+            for view in _views(part):
+                rule = self._first(self._ask, "Bash", lambda r, v=view: bash_rule_matches(r, v))
+                if rule is not None:
+                    return decision(
+                        "ask",
+                        f"{_by(rule)} asks before {_show(view)}",
+                        rule.text,
+                        warnings=warnings,
+                    )
+        approvals: list[str] = []
+        pending: list[tuple[Behavior, str | None, str]] = []  # behavior, suggestion, why
+        for part in analysis.parts:
+            if not part.needs_allow:
+                continue
+            verdict = self._bash_part(part)
+            if verdict[0] == "allow":
+                approvals.append(verdict[2])
+            else:
+                pending.append(verdict)
+        for f in analysis.files:
+            for cwd in f.cwd or [None]:
+                d = self._redirect_decision(f.path, f.write, cwd)
+                if d.behavior == "allow":
+                    approvals.append(f"{f.text}: {d.reason}")
+                else:
+                    pending.append((d.behavior, d.suggested_rule, f"{f.text}: {d.reason}"))
+        if any(p[0] == "deny" for p in pending):
+            first = next(p for p in pending if p[0] == "deny")
+            return decision("deny", first[2], warnings=warnings)
+        if pending:
+            first = pending[0]
+            extra = f" (and {len(pending) - 1} more)" if len(pending) > 1 else ""
+            return decision("ask", first[2] + extra, suggested=first[1], warnings=warnings)
+        if warnings:
+            return decision("ask", f"dangerous command: {warnings[0]}", warnings=warnings)
+        return decision("allow", "; ".join(dict.fromkeys(approvals)) or "allowed")
+
+    def _bash_denied(self, analysis: BashAnalysis) -> tuple[str, str] | None:
+        for part in analysis.parts:
+            for view in _views(part):
+                rule = self._first(self._deny, "Bash", lambda r, v=view: bash_rule_matches(r, v))
+                if rule is not None:
+                    return f"{_show(view)} is denied by {_by(rule)}", rule.text
+        for f in analysis.files:
+            for cwd in f.cwd or [self.cwd]:
+                try:
+                    path = self._resolve(f.path, cwd)
+                except PathError:
+                    continue
+                tool = "Write" if f.write else "Read"
+                rule = self._path_rule(self._deny, tool, path)
+                if rule is not None:
+                    return f"{f.text} touches {self._shown(path)}, denied by {_by(rule)}", rule.text
+        for part in analysis.parts:
+            ro = classify(part.argv, (), part.globbed)
+            if ro is None:
+                continue
+            for raw in ro.paths:
+                for cwd in part.cwd or [self.cwd]:
+                    try:
+                        path = self._resolve(raw, cwd)
+                    except PathError:
+                        continue
+                    rule = self._path_rule(self._deny, "Read", path)
+                    if rule is not None:
+                        return (
+                            f"{_show(part.argv)} reads {self._shown(path)}, denied by {_by(rule)}",
+                            rule.text,
+                        )
+        return None
+
+    def _bash_part(self, part: CommandPart) -> tuple[Behavior, str | None, str]:
+        """(behavior, suggested rule, reason) for one part, after deny/ask were checked."""
+        view = part.views[part.allow_view]
+        text = _show(part.argv)
+        unsafe_env = [n for n in part.env if dangerous_env(n)]
+        if not unsafe_env and self.mode != "plan":
+            rule = self._first(self.allow_rules, "Bash", lambda r: bash_rule_matches(r, view))
+            risky = risky_option(part.argv) if rule is not None else None
+            if rule is not None and risky is not None and rule.kind != "bash_exact":
+                return "ask", None, f"{text}: {risky} writes files or runs programs"
+            if rule is not None:
+                return "allow", None, f"{text}: allowed by {_by(rule)}"
+        secret = self._reads_secret(part)
+        if secret is not None:
+            return "ask", None, f"{text} reads {secret}, which looks like a secrets file"
+        if part.allow_view == -1 and self._read_only_ok(part):
+            return "allow", None, f"{text}: read-only command inside the project"
+        if unsafe_env:
+            return "ask", None, f"{text} sets {', '.join(unsafe_env)}, which changes what runs"
+        behavior, why = modes.bash_fallback(self.mode)
+        return behavior, _suggest_bash(view), f"{text}: {why}"
+
+    def _reads_secret(self, part: CommandPart) -> str | None:
+        ro = classify(part.argv, (), part.globbed)
+        for raw in ro.paths if ro is not None else ():
+            for cwd in part.cwd or (self.cwd,):
+                try:
+                    path = self._resolve(raw, cwd)
+                except PathError:
+                    continue
+                if is_secret(path) and self._path_rule(self.allow_rules, "Read", path) is None:
+                    return self._shown(path)
+        return None
+
+    def _read_only_ok(self, part: CommandPart) -> bool:
+        ro = classify(part.argv, part.env, part.globbed)
+        if ro is None:
+            return False
+        for raw in ro.paths:
+            if not self._bash_path_readable(raw, part.cwd):
+                return False
+        for pattern in ro.globs:
+            if ".." in pattern.split("/") or secret_name_could_match(pattern):
+                return False
+            if not self._bash_path_readable(_static_prefix(pattern), part.cwd):
+                return False
+        return True
+
+    def _bash_path_readable(self, raw: str, cwds: tuple[Path, ...] | None) -> bool:
+        if DYN in raw:
+            return False
+        if cwds is None and not raw.startswith(("/", "~")):
+            return False
+        for cwd in cwds or (self.cwd,):
+            try:
+                path = self._resolve(raw, cwd)
+            except PathError:
+                return False
+            if self._read_decision("Read", path).behavior != "allow":
+                return False
+        return True
+
+    def _redirect_decision(self, raw: str, write: bool, cwd: Path | None) -> Decision:
+        if cwd is None and not raw.startswith(("/", "~")):
+            return Decision("ask", "the directory it runs in is not known")
+        try:
+            path = self._resolve(raw, cwd or self.cwd)
+        except PathError as e:
+            return Decision("ask", f"path refused: {e}")
+        if write:
+            return self._edit_decision("Write", path)
+        return self._read_decision("Read", path)
+
+
+# --- helpers ----------------------------------------------------------------------------
+
+
+def _views(part: CommandPart) -> list[tuple[str, ...]]:
+    """Every view of a part, plus `rm` for `/bin/rm`, so deny rules can't be dodged."""
+    out: list[tuple[str, ...]] = []
+    for view in part.views:
+        out.append(view)
+        if view and "/" in view[0]:
+            out.append((view[0].rsplit("/", 1)[-1], *view[1:]))
+    return out
+
+
+def _show(argv: tuple[str, ...]) -> str:
+    return " ".join(shlex.quote(a.replace(DYN, "…")) if a else "''" for a in argv)
+
+
+_SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*$")
+
+
+def _suggest_bash(argv: tuple[str, ...]) -> str | None:
+    """The narrowest useful "don't ask again" rule: `Bash(npm test:*)` for `npm test -k x`.
+
+    The second word is kept when it looks like a subcommand or script name; the result is
+    parsed back so a suggestion can never be a rule the engine would reject.
+    """
+    if not argv or DYN in argv[0]:
+        return None
+    words = [argv[0]]
+    if len(argv) > 1 and _SUBCOMMAND.match(argv[1]):
+        words.append(argv[1])
+    text = f"Bash({' '.join(shlex.quote(w) for w in words)}:*)"
+    try:
+        parse_rule(text, "suggestion")
+    except RuleError:
+        return None
+    return text
+
+
+def _static_prefix(pattern: str) -> str:
+    """The directory part of a glob before its first wildcard (`src/*/x` -> `src`)."""
+    parts = pattern.split("/")
+    static: list[str] = []
+    for part in parts[:-1]:
+        if any(c in part for c in "*?[{"):
+            break
+        static.append(part)
+    if pattern.startswith("/") and not any(static):
+        return "/"
+    return "/".join(static) or "."
+
+
+def _url_host(url: str) -> str | None:
+    if any(c.isspace() or ord(c) < 0x20 or c == "\\" for c in url):
+        return None
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not host:
+        return None
+    host = host.rstrip(".").lower()
+    try:
+        host = host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return None
+    return host
+
+
+_ORDER = {"allow": 0, "ask": 1, "deny": 2}
+
+
+def _strictest(decisions: list[Decision]) -> Decision:
+    return max(decisions, key=lambda d: _ORDER[d.behavior])
+
+
+def _test_label(test: dict[str, Any]) -> str:
+    target = test.get("command") or test.get("path") or test.get("url") or ""
+    return f"{test['tool']} {target}".strip()
+
+
+def request_for_test(test: dict[str, Any]) -> PermissionRequest:
+    """The request a settings self-test (or `permissions check`) describes."""
+    tool = test["tool"]
+    tool_input: dict[str, Any] = dict(test.get("input") or {})
+    if tool == "Bash":
+        tool_input.setdefault("command", test.get("command", ""))
+    elif tool in ("Grep", "Glob", "LS"):
+        tool_input.setdefault("path", test.get("path", "."))
+    elif tool in READ_FAMILY or tool in EDIT_FAMILY:
+        tool_input.setdefault("file_path", test.get("path", ""))
+    elif tool == "WebFetch":
+        tool_input.setdefault("url", test.get("url", ""))
+    return PermissionRequest(
+        tool_name=tool,
+        tool_input=tool_input,
+        read_only=tool in READ_FAMILY or tool in ("WebFetch", "WebSearch"),
+        needs_permission=tool not in AGENT_ONLY_TOOLS,
+    )

@@ -1,0 +1,75 @@
+"""Session grants and saved rules: the only permission code that touches a file.
+
+"Yes, don't ask again" adds the rule to an in-memory allow list for the session; "save"
+also appends it to the project's `.aistack/settings.local.json`. Saving reads the file,
+changes only `permissions.allow` and writes it back atomically, so keys the user (or
+another tool) put there survive; a file that is not valid JSON is left untouched and
+reported instead of being overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from aistack_tui.permissions.rules import Rule, RuleError, parse_rule
+
+SESSION_SOURCE = "session grant"
+
+
+class SessionGrants:
+    """Rules granted for this session only (shared by a session's subagents)."""
+
+    def __init__(self) -> None:
+        self._rules: list[Rule] = []
+
+    def add(self, text: str) -> Rule:
+        rule = parse_rule(text, SESSION_SOURCE)
+        if all(r.text != rule.text for r in self._rules):
+            self._rules.append(rule)
+        return rule
+
+    @property
+    def rules(self) -> list[Rule]:
+        return list(self._rules)
+
+
+def append_allow_rule(path: Path, rule_text: str) -> bool:
+    """Append `rule_text` to `permissions.allow` in the JSON file at `path`.
+
+    Creates the file (and `.aistack/`) if missing; returns False when the rule was
+    already there. Raises RuleError if the rule is malformed or the file can't be used.
+    """
+    parse_rule(rule_text, str(path))
+    data: dict[str, Any] = {}
+    if path.exists():
+        try:
+            loaded = json.loads(path.read_text(encoding="utf-8") or "{}")
+        except (OSError, json.JSONDecodeError) as e:
+            raise RuleError(str(path), rule_text, f"cannot update the file ({e})") from e
+        if not isinstance(loaded, dict):
+            raise RuleError(str(path), rule_text, "the file is not a JSON object")
+        data = loaded
+    perms = data.setdefault("permissions", {})
+    if not isinstance(perms, dict):
+        raise RuleError(str(path), rule_text, "'permissions' is not an object")
+    allow = perms.setdefault("allow", [])
+    if not isinstance(allow, list):
+        raise RuleError(str(path), rule_text, "'permissions.allow' is not a list")
+    if rule_text in allow:
+        return False
+    allow.append(rule_text)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except OSError as e:
+        Path(tmp).unlink(missing_ok=True)
+        raise RuleError(str(path), rule_text, f"cannot write the file ({e})") from e
+    return True

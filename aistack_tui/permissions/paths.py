@@ -1,0 +1,183 @@
+"""Path safety: resolve before comparing, compare by components, reject what can't be read.
+
+Every escape other agents shipped came from comparing strings: `/srv/app-evil` starts with
+`/srv/app`, `src/../../etc` starts with `src`, a symlink inside the project points out of
+it. So a path is first rejected if it carries NUL or control characters, then `~` is
+expanded, it is joined to the working directory and `os.path.realpath` resolves `..` and
+symlinks; only then is it compared, with `Path.is_relative_to`, which works on components.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+import pathspec
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+# Files whose contents are credentials: reading them asks even where reads are allowed.
+SECRET_PATTERNS: tuple[str, ...] = (
+    ".env",
+    ".env.*",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.keystore",
+    "*.jks",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".aws/credentials",
+    ".aws/config",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".git-credentials",
+    ".docker/config.json",
+    ".kube/config",
+    ".ssh/*",
+    ".gnupg/**",
+    "credentials.json",
+    "*.tfvars",
+    ".htpasswd",
+)
+_SECRET_SPEC = pathspec.PathSpec.from_lines("gitwildmatch", SECRET_PATTERNS)
+# One alternation instead of pathspec's per-pattern loop: this runs on every path check.
+_SECRET_RE = re.compile(
+    "|".join(
+        re.sub(r"\(\?P<\w+>", "(?:", p.regex.pattern)  # type: ignore[attr-defined]
+        for p in _SECRET_SPEC.patterns
+        if getattr(p, "regex", None) is not None
+    )
+)
+
+# Directory names whose contents steer the tools themselves: writes ask in every mode.
+PROTECTED_DIRS: frozenset[str] = frozenset({".git", ".aistack"})
+# Shell start-up files run code in every later shell; writing them asks in every mode too.
+PROTECTED_FILES: frozenset[str] = frozenset(
+    {
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+    }
+)
+
+# Device paths a redirect may target without that being a file write.
+HARMLESS_DEVICES: frozenset[str] = frozenset(
+    {"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"}
+)
+
+
+class PathError(ValueError):
+    """A path the engine refuses to reason about (control characters, `~user`, empty)."""
+
+
+def resolve_path(raw: str, cwd: Path, home: Path) -> Path:
+    """The absolute, symlink-free path `raw` names when used from `cwd`.
+
+    Raises PathError for input that must never be guessed at; callers turn that into ask.
+    """
+    if not raw:
+        raise PathError("empty path")
+    if _CONTROL.search(raw):
+        raise PathError("path contains control characters")
+    if raw == "~" or raw.startswith("~/"):
+        raw = str(home) + raw[1:]
+    elif raw.startswith("~"):
+        raise PathError(f"cannot resolve {raw!r} (another user's home)")
+    joined = os.path.join(str(cwd), raw)
+    return Path(os.path.realpath(joined))
+
+
+def real(path: Path) -> Path:
+    """A root directory as the comparisons need it: absolute and symlink-free."""
+    return Path(os.path.realpath(os.path.expanduser(str(path))))
+
+
+def is_within(path: Path, root: Path) -> bool:
+    """True when `path` is `root` or below it, compared component by component."""
+    parts, root_parts = path.parts, root.parts
+    return parts[: len(root_parts)] == root_parts
+
+
+def within_any(path: Path, roots: Iterable[Path]) -> bool:
+    return any(is_within(path, root) for root in roots)
+
+
+def is_secret(path: Path) -> bool:
+    """Whether `path` looks like a credentials file (matched on its trailing components)."""
+    parts = path.parts[1:] if path.is_absolute() else path.parts
+    # Match the last one to three components, so `.aws/credentials` and `.ssh/id_rsa` are
+    # found wherever they live.
+    return any(_SECRET_RE.match("/".join(parts[-k:])) for k in range(1, min(3, len(parts)) + 1))
+
+
+def secret_name_could_match(pattern: str) -> bool:
+    """Whether a shell glob's last component could expand to a credentials file name."""
+    import fnmatch
+
+    samples = (
+        ".env",
+        ".env.local",
+        "id_rsa",
+        "id_ed25519",
+        "server.pem",
+        "tls.key",
+        "credentials",
+        ".netrc",
+        ".npmrc",
+        "cert.p12",
+        "prod.tfvars",
+    )
+    last = pattern.rsplit("/", 1)[-1]
+    return any(fnmatch.fnmatchcase(name, last) for name in samples)
+
+
+def protected_reason(path: Path) -> str | None:
+    """Why a write to `path` must always ask, or None."""
+    for part in path.parts[:-1]:
+        if part in PROTECTED_DIRS:
+            return f"writes inside {part}/ always ask"
+    if path.name in PROTECTED_DIRS:
+        return f"writes to {path.name} always ask"
+    if path.name in PROTECTED_FILES:
+        return f"{path.name} runs in every new shell; writing it always asks"
+    return None
+
+
+def display_path(path: Path, root: Path, home: Path) -> str:
+    """A short form for messages and rules: `./rel` in the project, `~/rel` at home."""
+    if is_within(path, root):
+        rel = path.relative_to(root).as_posix()
+        return "./" + rel if rel != "." else "."
+    if is_within(path, home):
+        rel = path.relative_to(home).as_posix()
+        return "~/" + rel if rel != "." else "~"
+    return path.as_posix()
+
+
+_RULE_UNSAFE = re.compile(r"[*?\[\]\\!#\s()]")
+
+
+def rule_path(path: Path, root: Path, home: Path, *, tree: bool) -> str | None:
+    """The specifier of a path rule naming `path` (or its subtree), None if it can't be
+    written without escaping."""
+    shown = display_path(path, root, home)
+    if _RULE_UNSAFE.search(shown):
+        return None
+    if tree:
+        if shown in (".", "~"):
+            return shown + "/**"
+        return shown.rstrip("/") + "/**"
+    return shown

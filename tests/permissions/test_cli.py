@@ -1,0 +1,72 @@
+"""`aistack permissions check|lint` through the registered argparse parser."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from aistack_tui.cli.commands import permissions
+
+from .conftest import World
+
+
+def _run(
+    world: World,
+    argv: list[str],
+    layers: list,
+    capsys: pytest.CaptureFixture[str],
+    mode: str = "default",
+) -> tuple[int, str]:
+    parser = argparse.ArgumentParser(prog="aistack")
+    permissions.register(parser.add_subparsers(dest="command"))
+    args = parser.parse_args(argv)
+    code = permissions.run(args, layers, world.root, world.home, mode)
+    captured = capsys.readouterr()
+    return code, captured.out + captured.err
+
+
+def test_check_bash_shows_parts_rule_and_decision(world: World, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(world.root)
+    layers = [("proj/settings.json", {"deny": ["Bash(git push --force:*)"]})]
+    code, out = _run(
+        world, ["permissions", "check", "--", "git status && git push --force"], layers, capsys
+    )
+    assert code == 3
+    assert "decision: DENY" in out
+    assert "rule Bash(git push --force:*)" in out
+    assert "  - git status\n  - git push --force" in out
+
+
+def test_check_edit_path_in_accept_edits(world: World, capsys, monkeypatch) -> None:
+    monkeypatch.chdir(world.root)
+    code, out = _run(
+        world,
+        ["permissions", "check", "--tool", "Edit", "--path", "src/a.py", "--mode", "acceptEdits"],
+        [],
+        capsys,
+    )
+    assert code == 0
+    assert "decision: ALLOW" in out
+    assert "acceptEdits" in out
+
+
+def test_check_reports_bad_settings_without_traceback(world: World, capsys) -> None:
+    code, _ = _run(
+        world, ["permissions", "check", "--", "ls"], [("s.json", {"allow": ["Bash("]})], capsys
+    )
+    assert code == 2
+    assert "s.json: invalid permission rule" in _
+
+
+def test_lint_exit_codes(world: World, capsys) -> None:
+    code, out = _run(
+        world, ["permissions", "lint"], [("s.json", {"allow": ["Bash(ls:*)"]})], capsys
+    )
+    assert (code, out.strip()) == (0, "ok: 1 rule(s) in 1 settings layer(s)")
+    code, out = _run(
+        world, ["permissions", "lint"], [("s.json", {"allow": ["Nope", "Bash(a && b)"]})], capsys
+    )
+    assert code == 1
+    assert "s.json: malformed: Nope" in out
+    assert "never-matches" in out
