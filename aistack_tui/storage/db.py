@@ -32,14 +32,15 @@ class Capabilities:
     vec_error: str = ""
 
 
-def _connector(path: str) -> Callable[[], Any]:
+def _sqlite_module() -> Any:
+    """The stdlib module when it can load extensions, else sqlean (same DB-API)."""
     if hasattr(sqlite3.Connection, "enable_load_extension"):
-        return lambda: sqlite3.connect(path, check_same_thread=False)
+        return sqlite3
     try:
         import sqlean  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - sqlean is a dependency
-        return lambda: sqlite3.connect(path, check_same_thread=False)
-    return lambda: sqlean.connect(path, check_same_thread=False)
+        return sqlite3
+    return sqlean
 
 
 async def _load_vec(db: aiosqlite.Connection) -> str:
@@ -75,11 +76,15 @@ async def open_database(
     if path_str != ":memory:":
         Path(path_str).parent.mkdir(parents=True, exist_ok=True)
     try:
-        db = aiosqlite.Connection(_connector(path_str), 64)
+        module = _sqlite_module()
+        db = aiosqlite.Connection(
+            lambda: module.connect(path_str, check_same_thread=False), 64
+        )
         await db
     except sqlite3.Error as e:
         raise StorageError(f"cannot open database {path_str}: {e}") from e
-    db.row_factory = aiosqlite.Row
+    # The module's own Row: sqlite3.Row cannot wrap a sqlean cursor and vice versa.
+    db.row_factory = module.Row
     await db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
     if path_str != ":memory:":
         await db.execute("PRAGMA journal_mode=WAL")
