@@ -19,6 +19,7 @@ from aistack_tui.permissions.types import PermissionMode
 from aistack_tui.settings.layers import ConfigError, LoadedSettings, load_settings
 
 if TYPE_CHECKING:
+    from aistack_tui.agent.hooks import HookRunner
     from aistack_tui.agent.ports import ApprovalHandler
     from aistack_tui.agent.runtime import Agent
     from aistack_tui.llm.model_info import ModelInfo
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
     from aistack_tui.tools.base import ToolContext
 
 DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-4-5",
+    "anthropic": "claude-sonnet-4-6",
     "openai": "gpt-4.1",
     "google": "gemini-2.5-pro",
 }
@@ -290,8 +291,9 @@ class AgentSession:
 
 
 def build_permission_engine(config: RunConfig) -> PermissionEngine:
-    from aistack_tui.permissions.engine import PermissionEngine, RuleError, layers_from_settings
-    from aistack_tui.permissions.engine import split_rule_list as split
+    from aistack_tui.permissions.engine import PermissionEngine
+    from aistack_tui.permissions.rules import RuleError, layers_from_settings
+    from aistack_tui.permissions.rules import split_rule_list as split
     from aistack_tui.settings.layers import local_settings_path
 
     raw_layers = config.loaded.permission_layers()
@@ -309,15 +311,33 @@ def build_permission_engine(config: RunConfig) -> PermissionEngine:
         else config.project_root / d
         for d in settings.permissions.additional_directories
     ]
-    return PermissionEngine(
-        layers=layers,
-        mode=config.permission_mode,
-        project_root=config.project_root,
-        home=Path(config.env.get("HOME", str(Path.home()))),
-        additional_directories=extra_dirs,
-        extra_read_dirs=[config.home / "tool-results"],
-        cwd=config.cwd,
-        local_settings_path=local_settings_path(config.project_root),
+    try:
+        return PermissionEngine(
+            layers=layers,
+            mode=config.permission_mode,
+            project_root=config.project_root,
+            home=Path(config.env.get("HOME", str(Path.home()))),
+            additional_directories=extra_dirs,
+            extra_read_dirs=[config.home / "tool-results"],
+            cwd=config.cwd,
+            local_settings_path=local_settings_path(config.project_root),
+        )
+    except RuleError as e:
+        raise ConfigError(str(e)) from e
+
+
+def build_hook_runner(config: RunConfig, session_id: str) -> HookRunner | None:
+    from aistack_tui.agent.hooks import HookConfigError, HookRunner, parse_hooks
+
+    raw = config.loaded.settings.hooks
+    if not raw:
+        return None
+    try:
+        hooks = parse_hooks(raw)
+    except HookConfigError as e:
+        raise ConfigError(str(e)) from e
+    return HookRunner(
+        hooks, session_id=session_id, cwd=config.cwd, project_root=config.project_root
     )
 
 
@@ -364,7 +384,16 @@ async def open_session(config: RunConfig, approver: ApprovalHandler) -> AgentSes
         override=config.system_prompt,
         append=config.append_system_prompt,
     )
+    hook_runner = build_hook_runner(config, info.id)
+    if hook_runner is not None:
+        runner.pre_tool_hook = hook_runner.pre_tool_use
+        runner.post_tool_hook = hook_runner.post_tool_use
+        source = "resume" if history else "startup"
+        started_context = await hook_runner.session_start(source)
+        if started_context:
+            system_prompt += f"\n\n<session_start_context>\n{started_context}\n</session_start_context>"
     agent = Agent(
+        hook_runner=hook_runner,
         provider=provider,
         model_info=model_info,
         runner=runner,
@@ -377,6 +406,8 @@ async def open_session(config: RunConfig, approver: ApprovalHandler) -> AgentSes
         ),
         max_turns=config.max_turns,
     )
+    if hook_runner is not None:
+        hook_runner.notify = agent.notify
     session = AgentSession(
         config=config,
         agent=agent,

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aistack_tui.agent import events as ev
+from aistack_tui.agent.history import repair_history
+from aistack_tui.agent.hooks import HookRunner
 from aistack_tui.agent.ports import LifecycleHooks, NoHooks
 from aistack_tui.agent.queues import MessageQueues
 from aistack_tui.agent.tool_runner import ToolRunner
@@ -30,6 +32,11 @@ ContextInjector = Callable[[list[lt.Message]], Awaitable[str]]
 
 _DONE = object()
 _INTERRUPTED = object()
+MAX_STOP_HOOK_CONTINUATIONS = 5
+
+
+class _PromptBlockedError(Exception):
+    """A UserPromptSubmit hook blocked the prompt: the run ends before any request."""
 
 
 @dataclass
@@ -62,6 +69,7 @@ class Agent:
         max_turns: int | None = None,
         context_injector: ContextInjector | None = None,
         max_output_tokens: int | None = None,
+        hook_runner: HookRunner | None = None,
     ) -> None:
         self.provider = provider
         self.model_info = model_info
@@ -73,6 +81,8 @@ class Agent:
         self.max_turns = max_turns
         self.context_injector = context_injector
         self.max_output_tokens = max_output_tokens
+        self.hook_runner = hook_runner
+        self.notices: list[ev.Notice] = []
         self.queues = MessageQueues()
         self.totals = UsageTotals()
         self.last_context_tokens = 0
@@ -101,6 +111,14 @@ class Agent:
         """Deliver `text` after the model's current answer is finished."""
         self.queues.follow_up(text)
 
+    def notify(self, text: str, level: str = "warning") -> None:
+        """Queue a notice for the user (shown at the next step of the loop)."""
+        self.notices.append(ev.Notice(text, level))  # type: ignore[arg-type]
+
+    def _drain_notices(self) -> list[ev.Notice]:
+        out, self.notices = self.notices, []
+        return out
+
     def switch_model(self, provider: Provider, model_info: ModelInfo) -> None:
         """Use another model from the next request on; the history replays to it."""
         self.provider = provider
@@ -125,9 +143,21 @@ class Agent:
             content: list[lt.ContentBlock] = (
                 [lt.TextBlock(text=prompt)] if isinstance(prompt, str) else list(prompt)
             )
+            if self.hook_runner is not None:
+                text = "".join(b.text for b in content if isinstance(b, lt.TextBlock))
+                blocked, extra = await self.hook_runner.user_prompt_submit(text)
+                for notice in self._drain_notices():
+                    yield notice
+                if blocked is not None:
+                    yield ev.Notice(f"Prompt blocked by a UserPromptSubmit hook: {blocked}",
+                                    "error")
+                    raise _PromptBlockedError
+                if extra:
+                    content.append(lt.TextBlock(text=extra))
             user = lt.Message(role="user", content=content)
             async for event in self._add(user):
                 yield event
+            stop_continuations = 0
             while True:
                 if self.max_turns is not None and turns >= self.max_turns:
                     reason = "max_turns"
@@ -147,6 +177,19 @@ class Agent:
                 calls = assistant.tool_uses()
                 if not calls:
                     await self.hooks.on_turn_end(turns)
+                    if (
+                        self.hook_runner is not None
+                        and stop_continuations < MAX_STOP_HOOK_CONTINUATIONS
+                    ):
+                        keep_going = await self.hook_runner.stop(stop_continuations > 0)
+                        for notice in self._drain_notices():
+                            yield notice
+                        if keep_going:
+                            stop_continuations += 1
+                            feedback = lt.Message.user(f"[Stop hook] {keep_going}")
+                            async for event in self._add(feedback):
+                                yield event
+                            continue
                     follow = self.queues.take_follow_ups() or self.queues.take_steering()
                     if follow:
                         async for event in self._add(lt.Message.user("\n\n".join(follow))):
@@ -159,6 +202,8 @@ class Agent:
                         results = item
                     else:
                         yield item
+                for notice in self._drain_notices():
+                    yield notice
                 blocks: list[lt.ContentBlock] = list(results or [])
                 steering = self.queues.take_steering()
                 if steering:
@@ -169,6 +214,8 @@ class Agent:
                 if self._interrupt.is_set():
                     reason = "interrupted"
                     break
+        except _PromptBlockedError:
+            reason = "stop_hook"
         except ProviderError as e:
             reason = "error"
             await self.hooks.on_error(e)
@@ -194,7 +241,7 @@ class Agent:
         yield ev.MessageAdded(message)
 
     async def _build_request(self) -> lt.LLMRequest:
-        messages = self.messages
+        messages = repair_history(self.messages)
         injected = ""
         if self.context_injector is not None:
             injected = await self.context_injector(messages)

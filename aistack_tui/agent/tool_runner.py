@@ -165,12 +165,13 @@ class ToolRunner:
                     self.permissions.save_rule(decision.suggested_rule)
             emit(PermissionDecided(call.id, call.name, "allow", f"approved ({answer.kind})"))
 
-        if should_skip():
-            return finish(SKIPPED_FOR_STEERING, True)
-
-        emit(ToolStarted(call.id, call.name))
         try:
             async with self._lock_for(tool, args):
+                # Checked after waiting for the lock: a call queued behind another is
+                # "not yet started" and a steering message skips it.
+                if should_skip():
+                    return finish(SKIPPED_FOR_STEERING, True)
+                emit(ToolStarted(call.id, call.name))
                 output = await tool.run(args, self.context)
         except ToolError as e:
             return finish(f"Error: {e}", True)

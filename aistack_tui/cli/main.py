@@ -14,7 +14,7 @@ from pathlib import Path
 from aistack_tui import __version__
 
 EXIT_USAGE = 2
-SUBCOMMANDS = ("sessions", "doctor", "permissions", "index")
+SUBCOMMANDS = ("sessions", "doctor", "permissions")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 

@@ -16,14 +16,13 @@ from aistack_tui.cli.main import EXIT_USAGE, _Parser
 
 
 def build_subcommand_parser() -> argparse.ArgumentParser:
-    from aistack_tui.cli.commands import doctor, index, permissions, sessions
+    from aistack_tui.cli.commands import doctor, permissions, sessions
 
     parser = _Parser(prog="aistack")
     subparsers = parser.add_subparsers(dest="command", required=True)
     sessions.register(subparsers)
     doctor.register(subparsers)
     permissions.register(subparsers)
-    index.register(subparsers)
     return parser
 
 
@@ -56,9 +55,5 @@ def run_subcommand(argv: Sequence[str]) -> int:
             Path(config.env.get("HOME", str(Path.home()))),
             config.permission_mode,
         )
-    if command == "index":
-        from aistack_tui.cli.commands import index
-
-        return index.run(args, config.home, config.project_root)
     sys.stderr.write(f"aistack: unknown command {command}\n")
     return EXIT_USAGE

@@ -20,7 +20,7 @@ from tests.fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
 pytestmark = pytest.mark.slow
 
 MODELS = {
-    "anthropic": "anthropic/claude-sonnet-4-5",
+    "anthropic": "anthropic/claude-sonnet-4-6",
     "openai": "openai/gpt-4.1",
     "google": "google/gemini-2.5-pro",
 }

@@ -1,0 +1,244 @@
+"""Settings hooks: shell commands run at lifecycle events, in Claude Code's shape.
+
+`hooks: {EVENT: [{"matcher": "Bash", "hooks": [{"type": "command", "command": "...",
+"timeout": 60}]}]}` for PreToolUse, PostToolUse, UserPromptSubmit, Stop and SessionStart.
+The event arrives as JSON on stdin. Exit 0 goes on (stdout JSON may decide); exit 2
+blocks and its stderr goes to the model; any other code is a non-blocking error shown to
+the user. A hook's `allow` skips a prompt but never overrides a deny or ask rule (the
+tool runner enforces that).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from aistack_tui.agent.tool_runner import HookVerdict
+from aistack_tui.llm.types import ToolResultBlock
+
+HOOK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart")
+DEFAULT_TIMEOUT = 60.0
+BLOCK_EXIT = 2
+
+
+class HookConfigError(ValueError):
+    """A malformed `hooks` setting (fatal like every security-relevant setting)."""
+
+
+@dataclass(frozen=True, slots=True)
+class HookCommand:
+    command: str
+    timeout: float = DEFAULT_TIMEOUT
+
+
+@dataclass(frozen=True, slots=True)
+class HookGroup:
+    matcher: str
+    commands: tuple[HookCommand, ...]
+
+    def matches(self, tool_name: str | None) -> bool:
+        if tool_name is None or self.matcher in ("", "*"):
+            return True
+        try:
+            return re.fullmatch(self.matcher, tool_name) is not None
+        except re.error:
+            return self.matcher == tool_name
+
+
+@dataclass(frozen=True, slots=True)
+class HookResult:
+    exit_code: int
+    stdout: str
+    stderr: str
+    timed_out: bool = False
+
+    def json(self) -> dict[str, Any]:
+        text = self.stdout.strip()
+        if not text.startswith("{"):
+            return {}
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+
+
+def parse_hooks(raw: dict[str, Any], source: str = "settings") -> dict[str, list[HookGroup]]:
+    """Validate the `hooks` setting; raises HookConfigError naming the bad entry."""
+    out: dict[str, list[HookGroup]] = {}
+    for event, groups in raw.items():
+        if event not in HOOK_EVENTS:
+            raise HookConfigError(
+                f"{source}: unknown hook event {event!r} (known: {', '.join(HOOK_EVENTS)})"
+            )
+        if not isinstance(groups, list):
+            raise HookConfigError(f"{source}: hooks.{event} must be a list")
+        parsed: list[HookGroup] = []
+        for i, group in enumerate(groups):
+            where = f"{source}: hooks.{event}[{i}]"
+            if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
+                raise HookConfigError(f"{where} must be {{'matcher': ..., 'hooks': [...]}}")
+            commands = []
+            for j, hook in enumerate(group.get("hooks", [])):
+                if not isinstance(hook, dict) or hook.get("type", "command") != "command" or (
+                    not isinstance(hook.get("command"), str)
+                ):
+                    raise HookConfigError(f"{where}.hooks[{j}] needs type 'command' and a command")
+                timeout = hook.get("timeout", DEFAULT_TIMEOUT)
+                if not isinstance(timeout, int | float) or timeout <= 0:
+                    raise HookConfigError(f"{where}.hooks[{j}].timeout must be a positive number")
+                commands.append(HookCommand(hook["command"], float(timeout)))
+            parsed.append(HookGroup(str(group.get("matcher", "")), tuple(commands)))
+        out[event] = parsed
+    return out
+
+
+class HookRunner:
+    """Runs the configured hooks for one session."""
+
+    def __init__(
+        self,
+        hooks: dict[str, list[HookGroup]],
+        *,
+        session_id: str,
+        cwd: Path,
+        project_root: Path,
+        notify: Callable[[str], None] | None = None,
+    ) -> None:
+        self.hooks = hooks
+        self.session_id = session_id
+        self.cwd = cwd
+        self.project_root = project_root
+        self.notify = notify or (lambda _text: None)
+
+    def has(self, event: str) -> bool:
+        return bool(self.hooks.get(event))
+
+    async def _run(self, event: str, payload: dict[str, Any], tool: str | None) -> list[HookResult]:
+        body = {
+            "session_id": self.session_id,
+            "cwd": str(self.cwd),
+            "hook_event_name": event,
+            **payload,
+        }
+        data = json.dumps(body).encode()
+        results = []
+        for group in self.hooks.get(event, []):
+            if not group.matches(tool):
+                continue
+            for command in group.commands:
+                result = await self._exec(command, data)
+                if result.exit_code not in (0, BLOCK_EXIT):
+                    detail = (result.stderr or result.stdout).strip()[:500]
+                    why = "timed out" if result.timed_out else f"exited {result.exit_code}"
+                    self.notify(f"{event} hook `{command.command}` {why}: {detail}")
+                results.append(result)
+        return results
+
+    async def _exec(self, command: HookCommand, stdin: bytes) -> HookResult:
+        env = {**os.environ, "AISTACK_PROJECT_DIR": str(self.project_root),
+               "CLAUDE_PROJECT_DIR": str(self.project_root)}
+        proc = await asyncio.create_subprocess_exec(
+            "bash", "-c", command.command,
+            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, cwd=self.cwd, env=env, start_new_session=True,
+        )
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(stdin), command.timeout)
+        except (TimeoutError, asyncio.CancelledError) as e:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            await proc.wait()
+            if isinstance(e, asyncio.CancelledError):
+                raise
+            return HookResult(-1, "", f"timed out after {command.timeout:g}s", timed_out=True)
+        return HookResult(proc.returncode or 0, out.decode(errors="replace"),
+                          err.decode(errors="replace"))
+
+    async def pre_tool_use(self, tool_name: str, tool_input: dict[str, Any]) -> HookVerdict | None:
+        if not self.has("PreToolUse"):
+            return None
+        results = await self._run(
+            "PreToolUse", {"tool_name": tool_name, "tool_input": tool_input}, tool_name
+        )
+        verdict: HookVerdict | None = None
+        for result in results:
+            if result.exit_code == BLOCK_EXIT:
+                return HookVerdict(block_reason=result.stderr.strip() or "blocked by hook")
+            data = result.json()
+            if data.get("decision") == "block":
+                return HookVerdict(block_reason=str(data.get("reason", "blocked by hook")))
+            specific = data.get("hookSpecificOutput") or {}
+            decision = specific.get("permissionDecision")
+            if decision in ("allow", "deny", "ask"):
+                reason = str(specific.get("permissionDecisionReason", ""))
+                # The strictest decision of all hooks wins.
+                rank = {"allow": 0, "ask": 1, "deny": 2}
+                if verdict is None or rank[decision] > rank[verdict.permission or "allow"]:
+                    verdict = HookVerdict(permission=decision, reason=reason)
+        return verdict
+
+    async def post_tool_use(
+        self, tool_name: str, tool_input: dict[str, Any], result: ToolResultBlock
+    ) -> str | None:
+        if not self.has("PostToolUse"):
+            return None
+        response = {"content": result.text(), "is_error": result.is_error}
+        results = await self._run(
+            "PostToolUse",
+            {"tool_name": tool_name, "tool_input": tool_input, "tool_response": response},
+            tool_name,
+        )
+        notes = []
+        for r in results:
+            data = r.json()
+            if r.exit_code == BLOCK_EXIT and r.stderr.strip():
+                notes.append(r.stderr.strip())
+            elif data.get("decision") == "block":
+                notes.append(str(data.get("reason", "")))
+        return "\n".join(n for n in notes if n) or None
+
+    async def user_prompt_submit(self, prompt: str) -> tuple[str | None, str]:
+        """(block reason or None, extra context to add to the prompt)."""
+        if not self.has("UserPromptSubmit"):
+            return None, ""
+        results = await self._run("UserPromptSubmit", {"prompt": prompt}, None)
+        extra = []
+        for r in results:
+            if r.exit_code == BLOCK_EXIT:
+                return r.stderr.strip() or "blocked by a UserPromptSubmit hook", ""
+            data = r.json()
+            if data.get("decision") == "block":
+                return str(data.get("reason", "blocked by a UserPromptSubmit hook")), ""
+            if r.exit_code == 0 and r.stdout.strip() and not data:
+                extra.append(r.stdout.strip())
+        return None, "\n".join(extra)
+
+    async def stop(self, stop_hook_active: bool) -> str | None:
+        """A reason to keep going (fed to the model), or None to stop."""
+        if not self.has("Stop"):
+            return None
+        results = await self._run("Stop", {"stop_hook_active": stop_hook_active}, None)
+        for r in results:
+            if r.exit_code == BLOCK_EXIT:
+                return r.stderr.strip() or "a Stop hook asked to continue"
+            data = r.json()
+            if data.get("decision") == "block":
+                return str(data.get("reason", "a Stop hook asked to continue"))
+        return None
+
+    async def session_start(self, source: str) -> str:
+        if not self.has("SessionStart"):
+            return ""
+        results = await self._run("SessionStart", {"source": source}, None)
+        return "\n".join(r.stdout.strip() for r in results if r.exit_code == 0 and r.stdout.strip()
+                         and not r.json())
