@@ -391,7 +391,9 @@ async def open_session(config: RunConfig, approver: ApprovalHandler) -> AgentSes
         source = "resume" if history else "startup"
         started_context = await hook_runner.session_start(source)
         if started_context:
-            system_prompt += f"\n\n<session_start_context>\n{started_context}\n</session_start_context>"
+            system_prompt += (
+                f"\n\n<session_start_context>\n{started_context}\n</session_start_context>"
+            )
     agent = Agent(
         hook_runner=hook_runner,
         provider=provider,

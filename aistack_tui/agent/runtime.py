@@ -23,6 +23,7 @@ from aistack_tui.agent.queues import MessageQueues
 from aistack_tui.agent.tool_runner import ToolRunner
 from aistack_tui.llm import types as lt
 from aistack_tui.llm.errors import ProviderError
+from aistack_tui.llm.json_repair import INVALID_TOOL_INPUT
 from aistack_tui.llm.model_info import ModelInfo, cost_usd
 from aistack_tui.llm.provider import Provider
 from aistack_tui.llm.retry import RetryPolicy, stream_with_retry
@@ -325,6 +326,9 @@ class Agent:
                     yield event
             return
         message = done.message
+        invalid = done.extra.get(INVALID_TOOL_INPUT)
+        if isinstance(invalid, dict):
+            self.runner.invalid_inputs.update(invalid)
         if message.provider is None or message.model is None:
             message = message.model_copy(
                 update={"provider": self.provider.name, "model": self.provider.model}

@@ -18,6 +18,7 @@ from typing import Any
 
 from aistack_tui.agent.events import (
     AgentEvent,
+    Notice,
     PermissionAsked,
     PermissionDecided,
     ToolCallRequested,
@@ -27,6 +28,7 @@ from aistack_tui.agent.events import (
 from aistack_tui.agent.paging import page_result
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalHandler, ApprovalRequest
 from aistack_tui.llm.types import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
+from aistack_tui.permissions.guardrails import guard_untrusted_result
 from aistack_tui.permissions.types import (
     Decision,
     PermissionChecker,
@@ -65,6 +67,8 @@ class ToolRunner:
     pre_tool_hook: PreToolHook | None = None
     post_tool_hook: PostToolHook | None = None
     denials: list[PermissionDenial] = field(default_factory=list)
+    invalid_inputs: dict[str, Any] = field(default_factory=dict)
+    """Calls whose JSON arguments the adapter could not repair, by tool_use id."""
     _bash_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _approval_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
@@ -117,10 +121,12 @@ class ToolRunner:
         if tool is None:
             known = ", ".join(sorted(self.tools.names()))
             return finish(f"Error: no tool named {call.name!r}. Available tools: {known}", True)
-        if "__invalid_json__" in call.input:
+        invalid = self.invalid_inputs.pop(call.id, None)
+        if invalid is not None:
+            raw = str(invalid.get("raw", ""))[:2000] if isinstance(invalid, dict) else ""
             return finish(
                 "Error: the arguments of this call were not valid JSON, so it was not run. "
-                f"Raw arguments: {str(call.input['__invalid_json__'])[:2000]}",
+                f"Send the call again with valid JSON arguments. Raw arguments: {raw}",
                 True,
             )
         try:
@@ -180,7 +186,13 @@ class ToolRunner:
         except Exception as e:  # a tool bug must not kill the session: report it
             return finish(f"Error: {call.name} failed unexpectedly: {type(e).__name__}: {e}", True)
         display = output.display or display
-        block = finish(output.content, output.is_error)
+        content = output.content
+        if _untrusted(call.name) and isinstance(content, str):
+            content, flags = guard_untrusted_result(content)
+            if flags:
+                emit(Notice(f"{call.name} result may contain a prompt injection: "
+                            + "; ".join(flags), "warning"))
+        block = finish(content, output.is_error)
         if self.post_tool_hook:
             note = await self.post_tool_hook(call.name, call.input, block)
             if note:
@@ -221,6 +233,11 @@ class ToolRunner:
         if not target:
             return _NoLock()
         return self.context.lock_for(self.context.resolve(target))
+
+
+def _untrusted(tool_name: str) -> bool:
+    """Results written by third parties: masked and checked for prompt injection."""
+    return tool_name == "WebFetch" or tool_name.startswith("mcp__")
 
 
 class _NoLock:

@@ -51,7 +51,7 @@ async def _load_vec(db: aiosqlite.Connection) -> str:
         await db.enable_load_extension(True)
         await db.load_extension(sqlite_vec.loadable_path())
         await db.enable_load_extension(False)
-    except (AttributeError, ImportError, sqlite3.Error, OSError) as e:
+    except (AttributeError, ImportError, OSError, *_db_errors()) as e:
         return (
             f"sqlite-vec could not be loaded ({e}); vector search is off and FTS5 alone "
             "is used. Fix: `pip install sqlean.py sqlite-vec` or use a Python whose "
@@ -81,7 +81,7 @@ async def open_database(
             lambda: module.connect(path_str, check_same_thread=False), 64
         )
         await db
-    except sqlite3.Error as e:
+    except _db_errors() as e:
         raise StorageError(f"cannot open database {path_str}: {e}") from e
     # The module's own Row: sqlite3.Row cannot wrap a sqlean cursor and vice versa.
     db.row_factory = module.Row
@@ -100,7 +100,7 @@ async def _has_fts5(db: aiosqlite.Connection) -> bool:
     try:
         await db.execute("CREATE VIRTUAL TABLE temp._fts5_probe USING fts5(x)")
         await db.execute("DROP TABLE temp._fts5_probe")
-    except sqlite3.Error:
+    except _db_errors():
         return False
     return True
 
@@ -108,35 +108,48 @@ async def _has_fts5(db: aiosqlite.Connection) -> bool:
 async def migrate(
     db: aiosqlite.Connection, migrations: Sequence[Migration], *, namespace: str = "main"
 ) -> int:
-    """Apply the migrations not yet recorded; returns how many ran."""
+    """Apply the migrations not yet recorded; returns how many ran.
+
+    Each step runs in a `BEGIN IMMEDIATE` transaction that re-reads the version first, so
+    two processes (or two owners of one file) migrating at once never apply a step twice.
+    """
+    errors = _db_errors()
     await db.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
         " namespace TEXT NOT NULL, version INTEGER NOT NULL,"
         " applied_at REAL NOT NULL DEFAULT (unixepoch('subsec')),"
         " PRIMARY KEY (namespace, version))"
     )
-    cur = await db.execute(
-        "SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE namespace = ?",
-        (namespace,),
-    )
-    row = await cur.fetchone()
-    current = int(row[0]) if row else 0
+    await db.commit()
     ran = 0
     for version, step in enumerate(migrations, start=1):
-        if version <= current:
-            continue
         try:
-            await db.execute("BEGIN")
+            await db.execute("BEGIN IMMEDIATE")
+            cur = await db.execute(
+                "SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE namespace = ?",
+                (namespace,),
+            )
+            row = await cur.fetchone()
+            await cur.close()  # sqlean breaks later statements if a cursor is left open
+            if row is not None and int(row[0]) >= version:
+                await db.rollback()
+                continue
             await step(db)
             await db.execute(
                 "INSERT INTO schema_migrations(namespace, version) VALUES (?, ?)",
                 (namespace, version),
             )
             await db.commit()
-        except sqlite3.Error as e:
+        except errors as e:
             await db.rollback()
             raise StorageError(
                 f"migration {namespace}#{version} ({step.__name__}) failed: {e}"
             ) from e
         ran += 1
     return ran
+
+
+def _db_errors() -> tuple[type[Exception], ...]:
+    """sqlean's exceptions do not subclass sqlite3's: catch both."""
+    module = _sqlite_module()
+    return (sqlite3.Error,) if module is sqlite3 else (sqlite3.Error, module.Error)
