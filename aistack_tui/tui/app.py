@@ -1,0 +1,435 @@
+"""The Textual app: session lifecycle, input dispatch and the global keys.
+
+The first frame is painted before anything heavy happens (STYLE §13): the session (SDK
+import, stores, engine) is opened in a background worker after mount. Events flow
+agent → `TurnBridge` (the one worker iterating the stream) → `EventRenderer` → widgets;
+this module only decides what a submitted prompt means (command, shell, steering,
+prompt) and owns the app-wide keys.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, ClassVar
+
+from textual import work
+from textual.app import App
+from textual.binding import Binding, BindingType
+
+from aistack_tui.agent.ports import ApprovalRequest
+from aistack_tui.bootstrap import (
+    AgentSession,
+    NoProviderError,
+    RunConfig,
+    open_session,
+    save_credential,
+)
+from aistack_tui.llm import types as lt
+from aistack_tui.permissions.types import PERMISSION_MODES
+from aistack_tui.settings.layers import ConfigError
+from aistack_tui.tui import slash
+from aistack_tui.tui.approval import ScreenApprover
+from aistack_tui.tui.bridge import TurnBridge
+from aistack_tui.tui.completions import FileIndex, mentioned_paths
+from aistack_tui.tui.renderer import EventRenderer, Level, history_entries
+from aistack_tui.tui.screens.main import MainScreen
+from aistack_tui.tui.screens.model_picker import ModelPickerScreen
+from aistack_tui.tui.screens.sessions import SessionPickerScreen
+from aistack_tui.tui.screens.setup import LOCAL_SERVERS, SetupChoice, SetupScreen
+from aistack_tui.tui.widgets.conversation import DEFAULT_WINDOW, Conversation
+from aistack_tui.tui.widgets.entries import ShellEntry
+from aistack_tui.tui.widgets.prompt_input import HISTORY_FILE, PromptHistory, PromptInput
+from aistack_tui.tui.widgets.status_bar import StatusBar
+from aistack_tui.tui.widgets.todo_panel import TodoPanel
+
+QUIT_WINDOW_S = 2.0
+MAX_ATTACH_BYTES = 200_000
+SHELL_TIMEOUT_S = 120.0
+SHELL_OUTPUT_LIMIT = 30_000
+
+
+class AistackApp(App[int]):
+    """The full-screen session started by `aistack`."""
+
+    CSS_PATH = Path(__file__).parent / "app.tcss"  # absolute, so subclasses elsewhere work
+    TITLE = "aistack"
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+c", "ctrl_c", "Quit", show=False, priority=True),
+        Binding("shift+tab", "cycle_mode", "Permission mode", show=False, priority=True),
+    ]
+
+    def __init__(
+        self,
+        config: RunConfig,
+        initial_prompt: str | None = None,
+        *,
+        window: int = DEFAULT_WINDOW,
+        local_servers: tuple[tuple[str, int], ...] = LOCAL_SERVERS,
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.initial_prompt = initial_prompt
+        self.local_servers = local_servers
+        self.session: AgentSession | None = None
+        self.approver = ScreenApprover(self, on_ask=self._on_ask)
+        self.commands = slash.builtin_commands()
+        self.file_index = FileIndex(config.project_root)
+        self.history = PromptHistory(config.home / HISTORY_FILE)
+        self.main = MainScreen(self.history, window)
+        self._pending_prompts: list[str] = []
+        self._pending_context: list[str] = []
+        self._last_ctrl_c = 0.0
+        self._mouse_enabled = True
+        self._closed = False
+        self.renderer: EventRenderer | None = None
+        self.bridge: TurnBridge | None = None
+        self.error_message = ""
+
+    # --- widgets ------------------------------------------------------------------------
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.main.query_one(Conversation)
+
+    @property
+    def status(self) -> StatusBar:
+        return self.main.query_one(StatusBar)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.main.query_one(PromptInput)
+
+    @property
+    def busy(self) -> bool:
+        return self.bridge is not None and self.bridge.running
+
+    def get_default_screen(self) -> MainScreen:
+        return self.main
+
+    def on_ready(self) -> None:
+        """After the first frame: only now start the heavy work (STYLE §13)."""
+        self.renderer = EventRenderer(
+            self.conversation, self.status, self.main.query_one(TodoPanel)
+        )
+        self.bridge = TurnBridge(self, self.renderer, self._agent, self._turn_ended)
+        self.status.set_mode(self.config.permission_mode)
+        self.status.set_busy("starting")
+        self.start_session()
+
+    # --- session lifecycle --------------------------------------------------------------
+
+    @work(exclusive=True, group="session")
+    async def start_session(self) -> None:
+        try:
+            self.session = await open_session(self.config, self.approver)
+        except NoProviderError as e:
+            self.status.set_busy("")
+            self.push_screen(
+                SetupScreen(str(e), self.local_servers), callback=self._setup_done
+            )
+            return
+        except ConfigError as e:
+            self.error_message = f"aistack: {e}"
+            self.exit(2)
+            return
+        except Exception as e:  # a broken install or a bug: one line, not a traceback
+            self.error_message = f"aistack: could not start the session: {type(e).__name__}: {e}"
+            self.exit(1)
+            return
+        await self._session_ready()
+
+    async def _setup_done(self, choice: SetupChoice | None) -> None:
+        if choice is None:
+            return
+        if choice.api_key:
+            save_credential(self.config.home, choice.provider, choice.api_key)
+        if choice.model:
+            self.config.model = f"{choice.provider}/{choice.model}"
+        self.status.set_busy("starting")
+        self.start_session()
+
+    async def _session_ready(self) -> None:
+        session = self.require_session()
+        self.status.set_busy("")
+        self.status.set_model(session.model_string)
+        self.status.set_mode(str(session.engine.mode))
+        if session.agent.messages:
+            await self.conversation.load(history_entries(session.agent.messages))
+        if self.config.resume == "":
+            self.open_session_picker()
+        prompts, self._pending_prompts = self._pending_prompts, []
+        if self.initial_prompt:
+            prompts.insert(0, self.initial_prompt)
+            self.initial_prompt = None
+        if prompts:
+            await self.send_prompt("\n\n".join(prompts))
+
+    def require_session(self) -> AgentSession:
+        if self.session is None:
+            raise RuntimeError("the session is not open yet")
+        return self.session
+
+    def _agent(self) -> Any:
+        return self.require_session().agent
+
+    async def _turn_ended(self, ended: Any) -> None:
+        session = self.session
+        if session is not None:
+            await session.record_usage()
+        leftover = self.bridge.take_leftover() if self.bridge else []
+        if leftover and not self.prompt.text:
+            self.prompt.load_text("\n\n".join(leftover))
+
+    async def new_conversation(self) -> None:
+        if self.busy:
+            await self.notice("Wait for the agent to finish (or press Esc) first.", "warning")
+            return
+        await self.require_session().new_conversation()
+        await self.conversation.clear()
+        self.main.query_one(TodoPanel).set_todos([])
+        await self.notice("Started a new conversation.")
+
+    async def resume_session(self, session_id: str) -> None:
+        session = self.require_session()
+        if self.busy:
+            await self.notice("Wait for the agent to finish (or press Esc) first.", "warning")
+            return
+        try:
+            await session.resume(session_id)
+        except (ConfigError, Exception) as e:
+            await self.notice(str(e), "error")
+            return
+        await self.conversation.load(history_entries(session.agent.messages))
+        title = session.info.title or session.info.id[:8]
+        await self.notice(f"Resumed {title} ({len(session.agent.messages)} messages).")
+
+    async def switch_model(self, model_string: str) -> None:
+        session = self.require_session()
+        try:
+            await session.switch_model(model_string)
+        except (ConfigError, Exception) as e:
+            await self.notice(f"Cannot switch to {model_string}: {e}", "error")
+            return
+        self.status.set_model(session.model_string)
+        await self.notice(f"Switched to {session.model_string}.")
+
+    def open_session_picker(self) -> None:
+        self._pick_session()
+
+    @work(group="picker")
+    async def _pick_session(self) -> None:
+        session = self.require_session()
+        sessions = await session.store.list(self.config.project_root)
+        chosen = await self.push_screen_wait(SessionPickerScreen(sessions, session.info.id))
+        if chosen:
+            await self.resume_session(chosen)
+        self.prompt.focus()
+
+    def open_model_picker(self) -> None:
+        self._pick_model()
+
+    @work(group="picker")
+    async def _pick_model(self) -> None:
+        session = self.require_session()
+        chosen = await self.push_screen_wait(
+            ModelPickerScreen(known_models(session.model_string), session.model_string)
+        )
+        if chosen and chosen != session.model_string:
+            await self.switch_model(chosen)
+        self.prompt.focus()
+
+    # --- input --------------------------------------------------------------------------
+
+    async def handle_input(self, text: str) -> None:
+        """What the user submitted: a /command, a !shell command, steering or a prompt."""
+        parsed = slash.parse(text.strip())
+        if parsed is not None:
+            await self.run_command(*parsed)
+            return
+        if text.startswith("!") and text[1:].strip():
+            self.run_shell(text[1:].strip())
+            return
+        if self.session is None:
+            self._pending_prompts.append(text)
+            await self.notice("Starting… the prompt is sent as soon as the session is ready.")
+            return
+        if self.busy and self.bridge is not None and self.renderer is not None:
+            self.bridge.steer(text)
+            await self.renderer.show_queued(text)
+            return
+        await self.send_prompt(text)
+
+    async def run_command(self, name: str, args: str) -> None:
+        command = self.commands.get(name)
+        if command is None:
+            await self.notice(f"Unknown command /{name}: type /help for the list.", "error")
+            return
+        if self.session is None and name not in ("help", "quit", "mouse"):
+            await self.notice("The session is still starting; try again in a moment.", "warning")
+            return
+        if self.busy and not command.while_busy:
+            await self.notice(f"/{name} has to wait until the agent is done (Esc stops it).",
+                              "warning")
+            return
+        try:
+            await command.handler(self, args)
+        except Exception as e:  # a command's failure is a message, never a crash
+            await self.notice(f"/{name} failed: {e}", "error")
+
+    async def send_prompt(self, text: str) -> None:
+        """Start a run with `text`, its @file attachments and pending shell output."""
+        if self.bridge is None:
+            return
+        blocks: list[lt.ContentBlock] = [lt.TextBlock(text=text)]
+        for path in mentioned_paths(text, self.config.project_root):
+            blocks.append(lt.TextBlock(text=attachment(path, self.config.project_root)))
+        for context in self._pending_context:
+            blocks.append(lt.TextBlock(text=context))
+        self._pending_context = []
+        self.file_index.invalidate()
+        self.bridge.start(blocks)
+
+    @work(group="shell")
+    async def run_shell(self, command: str) -> None:
+        """`!command`: the user's own shell action; its output joins the next prompt."""
+        proc = await asyncio.create_subprocess_shell(
+            command,
+            cwd=self.config.cwd,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            stdin=asyncio.subprocess.DEVNULL,
+        )
+        try:
+            out, _ = await asyncio.wait_for(proc.communicate(), SHELL_TIMEOUT_S)
+            code = proc.returncode or 0
+        except TimeoutError:
+            proc.kill()
+            out, code = b"(timed out)", 124
+        output = out.decode("utf-8", errors="replace")[-SHELL_OUTPUT_LIMIT:]
+        await self.conversation.add(ShellEntry(command, output, code))
+        self._pending_context.append(
+            f"<user-shell-command>{command}</user-shell-command>\n"
+            f"<user-shell-output exit_code=\"{code}\">\n{output}\n</user-shell-output>"
+        )
+
+    async def notice(self, text: str, level: Level = "info") -> None:
+        if self.renderer is not None:
+            await self.renderer.notice(text, level)
+
+    # --- keys ---------------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        if self.bridge is not None and self.bridge.interrupt():
+            self.status.set_busy("interrupting")
+
+    def action_ctrl_c(self) -> None:
+        selected = self.screen.get_selected_text()
+        if selected:
+            self.copy_to_clipboard(selected)
+            self.screen.clear_selection()
+            return
+        if self.screen is self.main and self.prompt.text:
+            self.prompt.load_text("")
+            return
+        now = time.monotonic()
+        if now - self._last_ctrl_c <= QUIT_WINDOW_S:
+            self.status.set_hint("")
+            self.call_later(self.action_quit)
+            return
+        self._last_ctrl_c = now
+        self.status.set_hint("Press Ctrl+C again to quit")
+        self.set_timer(QUIT_WINDOW_S, self._clear_quit_hint)
+
+    def _clear_quit_hint(self) -> None:
+        if self.is_running and self.screen is self.main:
+            self.status.set_hint("")
+
+    def action_cycle_mode(self) -> None:
+        if self.screen is not self.main:
+            return
+        session = self.session
+        current = str(session.engine.mode) if session else self.config.permission_mode
+        index = PERMISSION_MODES.index(current) if current in PERMISSION_MODES else -1
+        mode = PERMISSION_MODES[(index + 1) % len(PERMISSION_MODES)]
+        if session is not None:
+            session.engine.mode = mode
+        self.config.permission_mode = mode
+        self.status.set_mode(mode)
+
+    async def action_quit(self) -> None:
+        if self.bridge is not None and self.bridge.running:
+            self.bridge.interrupt()
+            if self.bridge.worker is not None:
+                self.bridge.worker.cancel()
+            await self.bridge.wait()
+        await self.close_session()
+        self.exit(0)
+
+    async def close_session(self) -> None:
+        if self.session is not None and not self._closed:
+            self._closed = True
+            try:
+                await self.session.close()
+            except Exception as e:  # closing must never turn a quit into a traceback
+                self.error_message = f"aistack: closing the session failed: {e}"
+
+    async def on_unmount(self) -> None:
+        await self.close_session()
+
+    def set_mouse_capture(self, enabled: bool | None) -> bool:
+        """Switch mouse reporting on or off (None toggles); returns the new state."""
+        target = (not self._mouse_enabled) if enabled is None else enabled
+        driver: Any = self._driver
+        method = "_enable_mouse_support" if target else "_disable_mouse_support"
+        if driver is not None and hasattr(driver, method):
+            getattr(driver, method)()
+        self._mouse_enabled = target
+        return target
+
+    def _on_ask(self, request: ApprovalRequest) -> None:
+        self.status.set_busy("waiting for approval")
+
+
+def attachment(path: Path, root: Path) -> str:
+    """An @-mentioned file as a block the model reads (cut when very large)."""
+    rel = path.relative_to(root.resolve()).as_posix()
+    try:
+        data = path.read_bytes()[:MAX_ATTACH_BYTES]
+    except OSError as e:
+        return f'<attached-file path="{rel}" error="{e.strerror}"/>'
+    text = data.decode("utf-8", errors="replace").rstrip("\n")
+    return f'<attached-file path="{rel}">\n{text}\n</attached-file>'
+
+
+def known_models(current: str) -> list[str]:
+    """The current model, then the model registry's known ones (when it has a list)."""
+    models = [current]
+    try:
+        from aistack_tui.llm import model_info
+
+        listing: Any = getattr(model_info, "known_models", None)
+        if callable(listing):
+            models += [str(m) for m in listing()]
+    except ImportError:
+        pass
+    from aistack_tui.bootstrap import DEFAULT_MODELS
+
+    models += [f"{p}/{m}" for p, m in DEFAULT_MODELS.items()]
+    return list(dict.fromkeys(models))
+
+
+def run_tui(config: RunConfig, initial_prompt: str | None) -> int:
+    """Run the TUI until the user quits; returns the process exit code."""
+    app = AistackApp(config, initial_prompt)
+    mouse = os.environ.get("AISTACK_NO_MOUSE", "") in ("", "0")
+    app._mouse_enabled = mouse
+    code = app.run(mouse=mouse)
+    if app.error_message:
+        print(app.error_message, file=sys.stderr)
+    if isinstance(code, int):
+        return code
+    return app.return_code or 0

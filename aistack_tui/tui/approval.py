@@ -1,0 +1,58 @@
+"""The TUI's `ApprovalHandler`: every `ask` decision becomes a modal confirm dialog.
+
+Parallel tool calls can ask at the same moment; a lock makes them queue, so the user
+answers one dialog at a time in the order the calls asked. The dialog is pushed with a
+result callback that resolves a future — the same as `push_screen_wait`, but it also
+works from the runtime's child tasks, which are not Textual workers, and lets us take the
+dialog down again when the turn is interrupted while it is open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from textual.app import App
+
+from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
+from aistack_tui.tui.screens.confirm import ConfirmScreen
+
+
+class ScreenApprover:
+    """Answers approval requests by asking the user in a `ConfirmScreen`."""
+
+    def __init__(
+        self, app: App[object], on_ask: Callable[[ApprovalRequest], None] | None = None
+    ) -> None:
+        self.app = app
+        self.on_ask = on_ask
+        self._lock = asyncio.Lock()
+        self.pending = 0
+
+    async def decide(self, request: ApprovalRequest) -> ApprovalDecision:
+        self.pending += 1
+        try:
+            async with self._lock:
+                return await self._ask(request)
+        finally:
+            self.pending -= 1
+
+    async def _ask(self, request: ApprovalRequest) -> ApprovalDecision:
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[ApprovalDecision] = loop.create_future()
+
+        def resolve(decision: ApprovalDecision | None) -> None:
+            if not answer.done():
+                answer.set_result(decision or ApprovalDecision("reject"))
+
+        screen = ConfirmScreen(request)
+        if self.on_ask is not None:
+            self.on_ask(request)
+        self.app.push_screen(screen, callback=resolve)
+        try:
+            return await answer
+        except asyncio.CancelledError:
+            # The turn was interrupted while the dialog was open: take it down.
+            if screen.is_attached and self.app.screen is screen:
+                screen.dismiss(None)
+            raise

@@ -1,0 +1,114 @@
+"""The one place the TUI iterates the agent's event stream.
+
+Each run is an exclusive Textual worker that iterates `agent.run(prompt)` inside
+`contextlib.aclosing`, handing every event to the renderer. Esc asks the agent to stop
+(`agent.interrupt()`: partial text kept, every tool call answered); if the loop has not
+ended shortly after, the worker is cancelled and `aclosing` closes the generator so its
+`finally` blocks still run. Messages typed while a run is active are steering: delivered
+by the agent at its next opportunity, or, if the run ended first, sent as the next prompt.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+
+from textual.dom import DOMNode
+from textual.worker import Worker, WorkerState
+
+from aistack_tui.agent import events as ev
+from aistack_tui.agent.runtime import Agent
+from aistack_tui.llm import types as lt
+from aistack_tui.tui.renderer import EventRenderer
+
+Prompt = str | list[lt.ContentBlock]
+INTERRUPT_GRACE_S = 3.0
+
+
+class TurnBridge:
+    """Runs agent turns for the app, one at a time."""
+
+    def __init__(
+        self,
+        host: DOMNode,
+        renderer: EventRenderer,
+        agent: Callable[[], Agent],
+        on_turn_end: Callable[[ev.TurnEnded], Awaitable[None]] | None = None,
+    ) -> None:
+        self.host = host
+        self.renderer = renderer
+        self._agent = agent
+        self.on_turn_end = on_turn_end
+        self.worker: Worker[None] | None = None
+        self._leftover: list[str] = []
+        self.events_seen = 0
+
+    @property
+    def running(self) -> bool:
+        return self.worker is not None and self.worker.state in (
+            WorkerState.PENDING,
+            WorkerState.RUNNING,
+        )
+
+    def start(self, prompt: Prompt) -> Worker[None]:
+        self.worker = self.host.run_worker(
+            self._pump(prompt), name="agent-turn", group="agent", exclusive=True
+        )
+        return self.worker
+
+    async def _pump(self, prompt: Prompt) -> None:
+        agent = self._agent()
+        ended: ev.TurnEnded | None = None
+        try:
+            async with contextlib.aclosing(agent.run(prompt)) as stream:
+                async for event in stream:
+                    self.events_seen += 1
+                    await self.renderer.handle(event)
+                    if isinstance(event, ev.TurnEnded):
+                        ended = event
+        except asyncio.CancelledError:
+            await self.renderer.end_run("interrupted")
+            raise
+        except Exception as e:  # a bug below must not take the whole TUI down
+            await self.renderer.notice(f"The turn failed: {type(e).__name__}: {e}", "error")
+            await self.renderer.end_run("error")
+        # Steering typed after the agent's last check would otherwise wait in its queue.
+        leftover = agent.queues.take_steering() + agent.queues.take_follow_ups()
+        interrupted = ended is None or ended.reason in ("interrupted", "error")
+        if leftover and interrupted:
+            self._leftover = leftover
+        if ended is not None and self.on_turn_end is not None:
+            await self.on_turn_end(ended)
+        if leftover and not interrupted:
+            # After this worker has finished: starting an exclusive worker from inside
+            # it would cancel it.
+            self.host.call_later(self.start, "\n\n".join(leftover))
+
+    def steer(self, text: str) -> None:
+        """Deliver a message typed while the agent works."""
+        self._agent().steer(text)
+
+    def interrupt(self) -> bool:
+        """Stop the current run; returns False when nothing was running."""
+        if not self.running:
+            return False
+        self._agent().interrupt()
+        worker = self.worker
+
+        def force() -> None:
+            if worker is not None and worker.state == WorkerState.RUNNING:
+                worker.cancel()
+
+        self.host.set_timer(INTERRUPT_GRACE_S, force)
+        return True
+
+    def take_leftover(self) -> list[str]:
+        items, self._leftover = self._leftover, []
+        return items
+
+    async def wait(self) -> None:
+        if self.worker is not None:
+            with contextlib.suppress(Exception):
+                await self.worker.wait()
+

@@ -1,0 +1,272 @@
+"""Map agent events to widget updates: the only place that knows both sides.
+
+A plain class (not a widget), so it can be driven by a list of events in a test and the
+app stays small. It dispatches with `match` on the closed `AgentEvent` union (STYLE §1)
+and never re-renders history: a text delta goes to the one streaming answer, a tool event
+to its one card.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, TypeAlias
+
+from aistack_tui.agent import events as ev
+from aistack_tui.llm import types as lt
+from aistack_tui.tui.widgets.conversation import Conversation
+from aistack_tui.tui.widgets.entries import (
+    AssistantEntry,
+    Entry,
+    NoticeEntry,
+    ThinkingEntry,
+    ToolEntry,
+    UserEntry,
+)
+from aistack_tui.tui.widgets.messages import AssistantMessage
+from aistack_tui.tui.widgets.status_bar import StatusBar
+from aistack_tui.tui.widgets.todo_panel import TodoPanel, parse_todos
+
+MAX_DETAIL_CHARS = 20_000
+ATTACHED_PREFIX = '<attached-file path="'
+SHELL_PREFIX = "<user-shell-command>"
+Level: TypeAlias = Literal["info", "warning", "error"]
+
+
+def tool_summary(name: str, tool_input: dict[str, Any]) -> str:
+    """A card's line for a call whose display is not known (replayed history)."""
+    for key in ("file_path", "path", "command", "pattern", "url", "query", "description"):
+        value = tool_input.get(key)
+        if isinstance(value, str) and value:
+            first = value.splitlines()[0] if value.strip() else value
+            return f"{name} {first[:120]}"
+    return name
+
+
+def history_entries(messages: list[lt.Message]) -> list[Entry]:
+    """Entries for a resumed session's messages (frozen answers, finished tool cards)."""
+    entries: list[Entry] = []
+    cards: dict[str, ToolEntry] = {}
+    for message in messages:
+        for block in message.content:
+            match block:
+                case lt.TextBlock(text=text) if text.strip():
+                    if message.role == "user":
+                        entries.append(UserEntry(text))
+                    else:
+                        entries.append(AssistantEntry(text, finished=True))
+                case lt.ToolUseBlock(id=tool_id, name=name, input=tool_input):
+                    card = ToolEntry(tool_id, name, tool_summary(name, tool_input), "done")
+                    cards[tool_id] = card
+                    entries.append(card)
+                case lt.ToolResultBlock(tool_use_id=tool_id, is_error=is_error) as result:
+                    card = cards.get(tool_id)
+                    if card is not None:
+                        card.detail = result.text()[:MAX_DETAIL_CHARS]
+                        card.state = "failed" if is_error else "done"
+                case _:
+                    pass
+    return entries
+
+
+class EventRenderer:
+    """Turns one run's events into conversation entries, card states and status updates."""
+
+    def __init__(
+        self, conversation: Conversation, status: StatusBar, todos: TodoPanel | None = None
+    ) -> None:
+        self.conversation = conversation
+        self.status = status
+        self.todos = todos
+        self._answer: AssistantMessage | None = None
+        self._thinking: ThinkingEntry | None = None
+        self._queued: list[UserEntry] = []
+        self.last_error: str = ""
+
+    # --- user-side actions the app reports -------------------------------------------------
+
+    async def show_queued(self, text: str) -> None:
+        """A steering message typed while the agent works: shown dimmed until delivered."""
+        entry = UserEntry(text, queued=True)
+        self._queued.append(entry)
+        await self.conversation.add(entry)
+
+    async def notice(self, text: str, level: Level = "info") -> None:
+        await self.conversation.add(NoticeEntry(text, level))
+
+    # --- the event dispatch -----------------------------------------------------------------
+
+    async def handle(self, event: ev.AgentEvent) -> None:
+        match event:
+            case ev.TurnStarted():
+                self.status.set_busy("thinking")
+            case ev.TextDelta(text=text):
+                await self._write(text)
+            case ev.ThinkingDelta(text=text):
+                await self._think(text)
+            case ev.StreamReset(reason=reason, attempt=attempt, delay=delay):
+                await self._discard_answer()
+                await self.notice(
+                    f"Stream failed ({reason}); retry {attempt} in {delay:.1f}s", "warning"
+                )
+            case ev.MessageAdded(message=message):
+                await self._message_added(message)
+            case ev.ToolCallRequested(tool_use_id=tool_id, name=name, input=tool_input):
+                await self._finish_answer()
+                display = event.display
+                entry = ToolEntry(
+                    tool_id,
+                    name,
+                    display.summary or tool_summary(name, tool_input),
+                    diff=display.diff,
+                    language=display.language,
+                )
+                await self.conversation.add(entry)
+                if name == "TodoWrite" and self.todos is not None:
+                    self.todos.set_todos(parse_todos(tool_input.get("todos")))
+            case ev.PermissionAsked(tool_use_id=tool_id):
+                self._update_card(tool_id, state="asking")
+                self.status.set_busy("waiting for approval")
+            case ev.PermissionDecided(tool_use_id=tool_id, behavior="deny", reason=reason):
+                self._update_card(tool_id, state="denied", note=_first_line(reason))
+            case ev.PermissionDecided(tool_use_id=tool_id):
+                self._update_card(tool_id, state="pending")
+            case ev.ToolStarted(tool_use_id=tool_id, name=name):
+                self._update_card(tool_id, state="running")
+                self.status.set_busy(f"running {name}")
+            case ev.ToolFinished(tool_use_id=tool_id, result=result, duration_s=duration):
+                self._tool_finished(tool_id, result, duration, event.display)
+            case ev.UsageUpdated() as usage:
+                total = usage.session_usage
+                self.status.update_usage(
+                    total.input_tokens
+                    + total.output_tokens
+                    + total.cache_read_input_tokens
+                    + total.cache_creation_input_tokens,
+                    usage.context_tokens,
+                    usage.context_window,
+                    usage.session_cost_usd,
+                )
+            case ev.Notice(text=text, level=level):
+                await self.notice(text, level)
+            case ev.ErrorOccurred(message=message, kind=kind):
+                self.last_error = message
+                await self.notice(f"{kind}: {message}", "error")
+            case ev.TurnEnded(reason=reason):
+                await self.end_run(reason)
+
+    async def end_run(self, reason: str) -> None:
+        """Settle the UI after a run: freeze the answer, clear the busy state."""
+        await self._finish_answer(interrupted=reason == "interrupted")
+        self._thinking = None
+        self.status.set_busy("")
+        if reason == "interrupted":
+            await self.notice("Interrupted — the partial answer was kept.", "warning")
+        elif reason == "max_turns":
+            await self.notice("Stopped: the maximum number of turns was reached.")
+
+    # --- helpers ----------------------------------------------------------------------------
+
+    async def _write(self, text: str) -> None:
+        if self._answer is None:
+            self._thinking = None
+            self.status.set_busy("writing")
+            widget = await self.conversation.add(AssistantEntry())
+            assert isinstance(widget, AssistantMessage)
+            self._answer = widget
+        await self._answer.write(text)
+
+    async def _think(self, text: str) -> None:
+        if self._thinking is None:
+            self._thinking = ThinkingEntry()
+            await self.conversation.add(self._thinking)
+        self._thinking.text += text
+        self.conversation.sync(self._thinking)
+
+    async def _discard_answer(self) -> None:
+        if self._answer is not None:
+            answer, self._answer = self._answer, None
+            await self.conversation.remove_entry(answer.entry)
+        if self._thinking is not None:
+            thinking, self._thinking = self._thinking, None
+            await self.conversation.remove_entry(thinking)
+
+    async def _finish_answer(self, *, interrupted: bool = False) -> None:
+        if self._answer is not None:
+            answer, self._answer = self._answer, None
+            answer.entry.interrupted = interrupted
+            await answer.freeze()
+
+    async def _message_added(self, message: lt.Message) -> None:
+        if message.role == "assistant":
+            text = message.text()
+            if self._answer is None and text.strip():
+                # Nothing was streamed (a provider that answered in one piece).
+                await self.conversation.add(AssistantEntry(text, finished=True))
+            elif self._answer is not None:
+                self._answer.entry.text = text or self._answer.entry.text
+                interrupted = message.stop_reason == "interrupted"
+                await self._finish_answer(interrupted=interrupted)
+            return
+        for block in message.content:
+            if not isinstance(block, lt.TextBlock) or not block.text.strip():
+                continue
+            if block.text.startswith(ATTACHED_PREFIX):
+                path = block.text[len(ATTACHED_PREFIX) :].split('"', 1)[0]
+                await self.notice(f"📎 attached {path}")
+            elif not block.text.startswith(SHELL_PREFIX):  # shell output is already shown
+                await self._user_text(block.text)
+
+    async def _user_text(self, text: str) -> None:
+        for queued in self._queued:
+            if queued.text.strip() and queued.text.strip() in text:
+                queued.queued = False
+                self.conversation.sync(queued)
+                self._queued.remove(queued)
+                return
+        await self.conversation.add(UserEntry(text))
+
+    def _update_card(self, tool_id: str, **changes: Any) -> None:
+        entry = self.conversation.transcript.by_tool_id.get(tool_id)
+        if entry is None:
+            return
+        for key, value in changes.items():
+            setattr(entry, key, value)
+        self.conversation.sync(entry)
+
+    def _tool_finished(
+        self,
+        tool_id: str,
+        result: lt.ToolResultBlock,
+        duration: float,
+        display: Any,
+    ) -> None:
+        entry = self.conversation.transcript.by_tool_id.get(tool_id)
+        if entry is None:
+            return
+        if entry.state != "denied":
+            entry.state = "failed" if result.is_error else "done"
+        entry.duration_s = duration
+        text = result.text()
+        if display is not None:
+            entry.summary = display.summary or entry.summary
+            entry.detail = display.detail or text
+            entry.diff = display.diff or entry.diff
+            entry.language = display.language or entry.language
+        else:
+            entry.detail = text
+        entry.detail = entry.detail[:MAX_DETAIL_CHARS]
+        if result.is_error and entry.state == "failed":
+            entry.note = _first_line(text)
+        self.conversation.sync(entry)
+        self.status.set_busy("thinking")
+
+    @property
+    def streaming(self) -> bool:
+        return self._answer is not None
+
+    def pending_steering(self) -> list[str]:
+        return [q.text for q in self._queued]
+
+
+def _first_line(text: str, limit: int = 80) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= limit else line[: limit - 1] + "…"

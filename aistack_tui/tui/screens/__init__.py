@@ -1,0 +1,1 @@
+"""Modal and full screens of the TUI: main, confirm, sessions, model picker, setup."""

@@ -1,0 +1,161 @@
+"""The main screen: conversation (+ todo panel), completion list, prompt, status bar.
+
+It owns layout and the prompt's completion list; what a submitted prompt does is the
+app's business (`AistackApp.handle_input`), so this screen holds no agent logic.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import OptionList, TextArea
+from textual.widgets.option_list import Option
+
+from aistack_tui.tui.completions import Completion, command_at_start, mention_at_end
+from aistack_tui.tui.widgets.conversation import Conversation
+from aistack_tui.tui.widgets.prompt_input import PromptHistory, PromptInput
+from aistack_tui.tui.widgets.status_bar import StatusBar
+from aistack_tui.tui.widgets.todo_panel import TodoPanel
+
+if TYPE_CHECKING:
+    from aistack_tui.tui.app import AistackApp
+
+
+class MainScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "interrupt", "Interrupt", show=False),
+        Binding("pageup", "page_up", show=False),
+        Binding("pagedown", "page_down", show=False),
+    ]
+
+    def __init__(self, history: PromptHistory, window: int) -> None:
+        super().__init__()
+        self.history = history
+        self.window = window
+        self._completion_kind = ""  # "command" | "path"
+        self._completion_token = ""
+
+    @property
+    def aistack(self) -> AistackApp:
+        from aistack_tui.tui.app import AistackApp
+
+        assert isinstance(self.app, AistackApp)
+        return self.app
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="body"):
+            yield Conversation(self.window, id="conversation")
+            yield TodoPanel(id="todos")
+        yield OptionList(id="completions")
+        yield PromptInput(self.history, id="prompt")
+        yield StatusBar(id="status")
+
+    def on_mount(self) -> None:
+        self.query_one("#completions", OptionList).display = False
+        self.query_one(PromptInput).focus()
+
+    # --- submitting ---------------------------------------------------------------------
+
+    async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        event.stop()
+        self._hide_completions()
+        await self.aistack.handle_input(event.text)
+
+    def action_interrupt(self) -> None:
+        if self._completion_kind:
+            self._hide_completions()
+            return
+        self.aistack.interrupt()
+
+    def action_page_up(self) -> None:
+        self.query_one(Conversation).scroll_page_up()
+
+    def action_page_down(self) -> None:
+        self.query_one(Conversation).scroll_page_down()
+
+    # --- completion ---------------------------------------------------------------------
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        prompt = self.query_one(PromptInput)
+        if event.text_area is not prompt:
+            return
+        self.update_completions()
+
+    def update_completions(self) -> None:
+        prompt = self.query_one(PromptInput)
+        items: list[Completion] = []
+        command = command_at_start(prompt.text)
+        if command is not None:
+            self._completion_kind, self._completion_token = "command", command
+            items = [
+                Completion(f"/{c.name}", c.help) for c in self.aistack.commands.matches(command)
+            ]
+        else:
+            mention = mention_at_end(prompt.text_before_cursor())
+            if mention is not None:
+                self._completion_kind, self._completion_token = "path", mention
+                items = [Completion(p) for p in self.aistack.file_index.matches(mention)]
+        if not items:
+            self._hide_completions()
+            return
+        options = self.query_one("#completions", OptionList)
+        options.clear_options()
+        for item in items:
+            label = Text(item.value, style="bold")
+            if item.help:
+                label.append(f"  {item.help}", style="dim")
+            options.add_option(Option(label, id=item.value))
+        options.highlighted = 0
+        options.display = True
+        prompt.completing = True
+
+    def _hide_completions(self) -> None:
+        self._completion_kind = ""
+        self.query_one("#completions", OptionList).display = False
+        self.query_one(PromptInput).completing = False
+
+    def on_prompt_input_completion_key(self, event: PromptInput.CompletionKey) -> None:
+        event.stop()
+        options = self.query_one("#completions", OptionList)
+        if event.key == "escape":
+            self._hide_completions()
+        elif event.key == "up":
+            options.action_cursor_up()
+        elif event.key == "down":
+            options.action_cursor_down()
+        else:  # tab or enter: accept
+            index = options.highlighted
+            if index is None:
+                self._hide_completions()
+                return
+            value = options.get_option_at_index(index).id or ""
+            self.accept_completion(value, submit=event.key == "enter")
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option_list.id == "completions":
+            event.stop()
+            self.accept_completion(event.option.id or "", submit=False)
+
+    def accept_completion(self, value: str, *, submit: bool) -> None:
+        prompt = self.query_one(PromptInput)
+        kind = self._completion_kind
+        self._hide_completions()
+        if kind == "command":
+            if submit:
+                prompt.load_text(value)
+                prompt.submit()
+                return
+            prompt.load_text(value + " ")
+            prompt.move_cursor(prompt.document.end)
+        elif kind == "path":
+            prompt.replace_token(len(self._completion_token), value)
+            if value.endswith("/"):
+                self.update_completions()  # keep descending into the directory
+            else:
+                prompt.insert(" ")
+        prompt.focus()

@@ -1,0 +1,88 @@
+"""The conversation as data: one small mutable record per visible item.
+
+The conversation widget keeps every entry but mounts widgets for only a window of the
+most recent ones, so a 2,000-message session costs the same layout work as a new one.
+A widget reads its entry; an entry can be re-mounted later (scrolling back) and looks
+exactly as it did, because all its state lives here and not in the widget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+ToolState: TypeAlias = Literal["pending", "asking", "running", "done", "failed", "denied"]
+
+
+@dataclass(slots=True)
+class UserEntry:
+    text: str
+    queued: bool = False
+    """A steering message typed while the agent worked, not delivered yet."""
+
+
+@dataclass(slots=True)
+class AssistantEntry:
+    text: str = ""
+    finished: bool = False
+    interrupted: bool = False
+
+
+@dataclass(slots=True)
+class ThinkingEntry:
+    text: str = ""
+
+
+@dataclass(slots=True)
+class ToolEntry:
+    tool_use_id: str
+    name: str
+    summary: str
+    state: ToolState = "pending"
+    detail: str = ""
+    diff: str = ""
+    language: str = ""
+    duration_s: float | None = None
+    note: str = ""
+    """Why it failed or was denied, shown after the summary."""
+    expanded: bool = False
+
+
+@dataclass(slots=True)
+class NoticeEntry:
+    text: str
+    level: Literal["info", "warning", "error"] = "info"
+
+
+@dataclass(slots=True)
+class ShellEntry:
+    """A `!command` the user ran themselves, with its output."""
+
+    command: str
+    output: str
+    exit_code: int
+
+
+Entry: TypeAlias = (
+    UserEntry | AssistantEntry | ThinkingEntry | ToolEntry | NoticeEntry | ShellEntry
+)
+
+
+@dataclass(slots=True)
+class Transcript:
+    """All entries of the session in order; `by_tool_id` finds a tool card to update."""
+
+    entries: list[Entry] = field(default_factory=list)
+    by_tool_id: dict[str, ToolEntry] = field(default_factory=dict)
+
+    def add(self, entry: Entry) -> Entry:
+        self.entries.append(entry)
+        if isinstance(entry, ToolEntry):
+            self.by_tool_id[entry.tool_use_id] = entry
+        return entry
+
+    def last_answer(self) -> str:
+        for entry in reversed(self.entries):
+            if isinstance(entry, AssistantEntry) and entry.text.strip():
+                return entry.text
+        return ""

@@ -1,0 +1,189 @@
+"""The multi-line prompt: Enter sends, Shift+Enter or Ctrl+J adds a line.
+
+Up/Down on the first/last line walk the history, which is persisted as JSON lines under
+`$AISTACK_HOME/prompt_history.jsonl`. A large paste collapses into a chip
+(`[Pasted text #1 +42 lines]`) whose full text is restored on send. Completion of
+`/commands` and `@paths` is driven by the screen, which owns the suggestion list; this
+widget only reports what is being typed and accepts a chosen value.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.widgets import TextArea
+
+HISTORY_FILE = "prompt_history.jsonl"
+HISTORY_LIMIT = 500
+PASTE_CHIP_LINES = 12
+PASTE_CHIP_CHARS = 1200
+
+
+class PromptHistory:
+    """Prompts sent before, oldest first; appended to a JSON-lines file as they are sent."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.items: list[str] = []
+        if path is not None and path.is_file():
+            try:
+                lines = path.read_text(encoding="utf-8").splitlines()
+            except OSError:
+                lines = []
+            for line in lines[-HISTORY_LIMIT:]:
+                try:
+                    value = json.loads(line)
+                except ValueError:
+                    continue
+                if isinstance(value, str):
+                    self.items.append(value)
+
+    def add(self, text: str) -> None:
+        if not text.strip() or (self.items and self.items[-1] == text):
+            return
+        self.items.append(text)
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as f:
+                f.write(json.dumps(text) + "\n")
+        except OSError:
+            pass  # history is a convenience; a read-only home must not break the prompt
+
+
+@dataclass(slots=True)
+class PasteChip:
+    label: str
+    text: str
+
+
+class PromptInput(TextArea):
+    """The input box at the bottom of the main screen."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("shift+enter,ctrl+j", "newline", "New line", show=False),
+    ]
+
+    class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class CompletionKey(Message):
+        """Up, Down, Tab or Escape while the suggestion list is open."""
+
+        def __init__(self, key: str) -> None:
+            super().__init__()
+            self.key = key
+
+    def __init__(self, history: PromptHistory, *, id: str | None = None) -> None:
+        super().__init__(
+            id=id, soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
+            compact=True, highlight_cursor_line=False,
+            placeholder="Ask anything · / commands · @ files · ! shell · Esc interrupts",
+        )
+        self.prompt_history = history
+        self._history_pos: int | None = None
+        self._draft = ""
+        self.chips: list[PasteChip] = []
+        self.completing = False
+        """Set by the screen while its suggestion list is showing."""
+
+    # --- keys ---------------------------------------------------------------------------
+
+    async def _on_key(self, event: events.Key) -> None:
+        if self.completing and event.key in ("up", "down", "tab", "escape", "enter"):
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.CompletionKey(event.key))
+            return
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.submit()
+            return
+        if event.key == "up" and self.cursor_location[0] == 0 and self.prompt_history.items:
+            event.stop()
+            event.prevent_default()
+            self._walk_history(-1)
+            return
+        if event.key == "down" and self._history_pos is not None and (
+            self.cursor_location[0] == self.document.line_count - 1
+        ):
+            event.stop()
+            event.prevent_default()
+            self._walk_history(1)
+            return
+        await super()._on_key(event)
+
+    def action_newline(self) -> None:
+        self.insert("\n")
+
+    def _walk_history(self, step: int) -> None:
+        items = self.prompt_history.items
+        if self._history_pos is None:
+            if step > 0:
+                return
+            self._draft = self.text
+            pos = len(items) - 1
+        else:
+            pos = self._history_pos + step
+        if pos >= len(items):
+            self._history_pos = None
+            self.load_text(self._draft)
+        else:
+            self._history_pos = max(0, pos)
+            self.load_text(items[self._history_pos])
+        self.move_cursor(self.document.end)
+
+    # --- paste chips --------------------------------------------------------------------
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        text = event.text
+        lines = text.count("\n") + 1
+        if lines < PASTE_CHIP_LINES and len(text) < PASTE_CHIP_CHARS:
+            await super()._on_paste(event)
+            return
+        event.stop()
+        event.prevent_default()
+        label = f"[Pasted text #{len(self.chips) + 1} +{lines} lines]"
+        self.chips.append(PasteChip(label, text))
+        self.insert(label)
+
+    def expanded_text(self) -> str:
+        text = self.text
+        for chip in self.chips:
+            text = text.replace(chip.label, chip.text)
+        return text
+
+    # --- sending ------------------------------------------------------------------------
+
+    def submit(self) -> None:
+        raw = self.text
+        text = self.expanded_text()
+        if not text.strip():
+            return
+        self.prompt_history.add(raw if not self.chips else text)
+        self._history_pos = None
+        self._draft = ""
+        self.chips = []
+        self.load_text("")
+        self.post_message(self.Submitted(text))
+
+    def text_before_cursor(self) -> str:
+        row, col = self.cursor_location
+        lines = self.text.split("\n")
+        return "\n".join([*lines[:row], lines[row][:col] if row < len(lines) else ""])
+
+    def replace_token(self, token_length: int, value: str) -> None:
+        """Replace the `token_length` characters before the cursor with `value`."""
+        row, col = self.cursor_location
+        start = (row, max(0, col - token_length))
+        self.replace(value, start, (row, col))

@@ -1,0 +1,61 @@
+"""Fixtures for TUI tests: a fake LLM server the real SDK talks to, and the app on it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from aistack_tui.bootstrap import make_run_config
+from aistack_tui.tui.app import AistackApp
+from tests.fakes.fake_llm import FakeLLMServer, Turn
+
+MODEL = "anthropic/claude-sonnet-4-5"
+
+
+@pytest.fixture
+def fake_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
+    """A started fake server; the Anthropic SDK is pointed at it through the env."""
+    server = FakeLLMServer().start()
+    for key, value in server.env("anthropic").items():
+        monkeypatch.setenv(key, value)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def make_app(git_repo: Path, fake_llm: FakeLLMServer) -> Callable[..., AistackApp]:
+    def build(*turns: Turn, prompt: str | None = None, **options: Any) -> AistackApp:
+        fake_llm.add(*turns)
+        window = options.pop("window", None)
+        config = make_run_config(cwd=git_repo, model=options.pop("model", MODEL), **options)
+        kwargs: dict[str, Any] = {"local_servers": ()}
+        if window is not None:
+            kwargs["window"] = window
+        return AistackApp(config, prompt, **kwargs)
+
+    return build
+
+
+async def wait_for(pilot: Any, condition: Callable[[], object], timeout: float = 10.0) -> None:
+    """Let the app run until `condition()` is true (fails the test after `timeout`)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        error = getattr(pilot.app, "error_message", "")
+        if error:
+            raise AssertionError(error)
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {condition}")
+        await pilot.pause(0.02)
+
+
+def screen_text(app: Any) -> str:
+    """The screen as plain text, one line per row (what a user would read)."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
