@@ -1,0 +1,297 @@
+"""Which MCP servers to run: `.mcp.json` (or `--mcp-config`) plus the user's settings.
+
+The file schema is the one other agents use, so an existing `.mcp.json` just works:
+
+    {"mcpServers": {NAME: {"command", "args", "env", "cwd"}
+                         | {"type": "http" | "sse", "url", "headers"}}}
+
+Strings may hold `${VAR}` and `${VAR:-default}`, expanded from the environment, so a file
+can be committed without secrets. Nothing here is fatal: a malformed file or entry becomes
+a warning naming the file and the server, and the rest of the servers still run, because
+one broken entry must never keep a session from starting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+PROJECT_FILE = ".mcp.json"
+USER_SOURCE = "user settings (mcpServers)"
+SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
+_VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
+_STDIO_KEYS = {"type", "command", "args", "env", "cwd", "timeout", "disabled"}
+_HTTP_KEYS = {"type", "url", "headers", "timeout", "disabled"}
+
+
+@dataclass(frozen=True, slots=True)
+class StdioServerConfig:
+    """A server we start as a subprocess and talk to over its stdin/stdout."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: Path | None = None
+    source: str = ""
+    scope: Literal["user", "project"] = "project"
+    call_timeout: float | None = None
+    disabled: bool = False
+    fingerprint: str = ""
+    type: Literal["stdio"] = "stdio"
+
+    def describe(self) -> str:
+        return " ".join([self.command, *self.args])
+
+
+@dataclass(frozen=True, slots=True)
+class HttpServerConfig:
+    """A server already running somewhere, reached over streamable HTTP or SSE."""
+
+    name: str
+    type: Literal["http", "sse"]
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict)
+    source: str = ""
+    scope: Literal["user", "project"] = "project"
+    call_timeout: float | None = None
+    disabled: bool = False
+    fingerprint: str = ""
+
+    def describe(self) -> str:
+        return f"{self.type} {self.url}"
+
+
+ServerConfig: TypeAlias = StdioServerConfig | HttpServerConfig
+
+
+class _EntryError(ValueError):
+    """One server entry is unusable; the message says why."""
+
+
+def expand_vars(text: str, env: Mapping[str, str], missing: list[str]) -> str:
+    """`text` with `${VAR}` / `${VAR:-default}` replaced; unset names go into `missing`."""
+
+    def replace(match: re.Match[str]) -> str:
+        name, default = match.group(1), match.group(2)
+        value = env.get(name)
+        if value is not None and (value != "" or default is None):
+            return value
+        if default is not None:
+            return default
+        missing.append(name)
+        return ""
+
+    return _VAR_RE.sub(replace, text)
+
+
+def _string(value: Any, what: str) -> str:
+    if not isinstance(value, str):
+        raise _EntryError(f"{what} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _string_map(value: Any, what: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _EntryError(f"{what} must be an object of strings")
+    out: dict[str, str] = {}
+    for key, item in value.items():  # pyright: ignore[reportUnknownVariableType]
+        if isinstance(item, bool) or not isinstance(item, str | int | float):
+            raise _EntryError(f"{what}.{key} must be a string")
+        out[str(key)] = str(item)  # pyright: ignore[reportUnknownArgumentType]
+    return out
+
+
+def _timeout(value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        raise _EntryError("timeout must be a positive number of seconds")
+    return float(value)
+
+
+def parse_server(
+    name: str,
+    raw: Any,
+    *,
+    env: Mapping[str, str],
+    base_dir: Path,
+    source: str,
+    scope: Literal["user", "project"],
+) -> ServerConfig:
+    """One validated, expanded server entry; raises `_EntryError` saying what is wrong."""
+    if not SERVER_NAME_RE.match(name) or "__" in name:
+        raise _EntryError(
+            "server names may use letters, digits, '-' and '_' (not '__'), because they "
+            "become part of tool names like mcp__<server>__<tool>"
+        )
+    if not isinstance(raw, dict):
+        raise _EntryError("entry must be an object with 'command' or 'url'")
+    entry: dict[str, Any] = dict(raw)  # pyright: ignore[reportUnknownArgumentType]
+    fingerprint = hashlib.sha256(
+        json.dumps(entry, sort_keys=True, default=str).encode()
+    ).hexdigest()[:16]
+    kind = entry.get("type")
+    if kind is None:
+        if "command" in entry:
+            kind = "stdio"
+        elif "url" in entry:
+            kind = "http"  # a bare url: the current transport, as other agents assume
+        else:
+            raise _EntryError("needs 'command' (a stdio server) or 'url' (http / sse)")
+    if kind == "streamable-http":
+        kind = "http"
+    missing: list[str] = []
+
+    def expand(text: str) -> str:
+        return expand_vars(text, env, missing)
+
+    unknown = sorted(
+        k for k in entry if not k.startswith("_") and k not in (
+            _STDIO_KEYS if kind == "stdio" else _HTTP_KEYS
+        )
+    )
+    if unknown:
+        raise _EntryError(f"unknown key(s) {', '.join(unknown)} for a {kind} server")
+    disabled = entry.get("disabled", False) is True
+    call_timeout = _timeout(entry.get("timeout"))
+    config: ServerConfig
+    if kind == "stdio":
+        if "command" not in entry:
+            raise _EntryError("a stdio server needs 'command'")
+        command = expand(_string(entry["command"], "command")).strip()
+        if not command:
+            raise _EntryError("'command' is empty")
+        args_raw = entry.get("args", [])
+        if not isinstance(args_raw, list):
+            raise _EntryError("'args' must be a list of strings")
+        args = tuple(
+            expand(_string(a, "each of 'args'"))
+            for a in args_raw  # pyright: ignore[reportUnknownVariableType]
+        )
+        env_map = {k: expand(v) for k, v in _string_map(entry.get("env"), "env").items()}
+        cwd_raw = entry.get("cwd")
+        cwd = base_dir
+        if cwd_raw is not None:
+            cwd = Path(expand(_string(cwd_raw, "cwd"))).expanduser()
+            if not cwd.is_absolute():
+                cwd = base_dir / cwd
+        config = StdioServerConfig(
+            name=name, command=command, args=args, env=env_map, cwd=cwd, source=source,
+            scope=scope, call_timeout=call_timeout, disabled=disabled, fingerprint=fingerprint,
+        )
+    elif kind in ("http", "sse"):
+        if "url" not in entry:
+            raise _EntryError(f"an {kind} server needs 'url'")
+        url = expand(_string(entry["url"], "url")).strip()
+        if not url.startswith(("http://", "https://")):
+            raise _EntryError(f"url must start with http:// or https://, got {url!r}")
+        headers = {
+            k: expand(v) for k, v in _string_map(entry.get("headers"), "headers").items()
+        }
+        config = HttpServerConfig(
+            name=name, type=kind, url=url, headers=headers, source=source, scope=scope,
+            call_timeout=call_timeout, disabled=disabled, fingerprint=fingerprint,
+        )
+    else:
+        raise _EntryError(
+            f"unknown type {kind!r}; use 'stdio' (with 'command'), 'http' or 'sse' (with 'url')"
+        )
+    if missing:
+        names = ", ".join(sorted(set(missing)))
+        raise _EntryError(f"environment variable(s) {names} not set (and no ${{VAR:-default}})")
+    return config
+
+
+def _parse_servers(
+    servers: Any,
+    *,
+    env: Mapping[str, str],
+    base_dir: Path,
+    source: str,
+    scope: Literal["user", "project"],
+    warnings: list[str],
+) -> dict[str, ServerConfig]:
+    if not isinstance(servers, dict):
+        warnings.append(f"{source}: 'mcpServers' must be an object mapping names to servers")
+        return {}
+    out: dict[str, ServerConfig] = {}
+    for name, raw in servers.items():  # pyright: ignore[reportUnknownVariableType]
+        name = str(name)  # pyright: ignore[reportUnknownArgumentType]
+        if name.startswith("_"):
+            continue  # "_comment" and friends: JSON has no comments
+        try:
+            out[name] = parse_server(
+                name, raw, env=env, base_dir=base_dir, source=source, scope=scope
+            )
+        except _EntryError as e:
+            warnings.append(f"{source}: MCP server '{name}' skipped: {e}")
+    return out
+
+
+def read_servers_file(
+    path: Path,
+    env: Mapping[str, str],
+    base_dir: Path,
+    warnings: list[str],
+    scope: Literal["user", "project"] = "project",
+) -> dict[str, ServerConfig]:
+    """The servers of one `.mcp.json`-style file; problems become warnings."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        warnings.append(f"{path}: MCP config file not found")
+        return {}
+    except OSError as e:
+        warnings.append(f"{path}: cannot read MCP config: {e.strerror or e}")
+        return {}
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        warnings.append(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}; no servers loaded")
+        return {}
+    if not isinstance(data, dict) or "mcpServers" not in data:
+        warnings.append(f"{path}: expected an object with an 'mcpServers' key")
+        return {}
+    return _parse_servers(
+        data["mcpServers"], env=env, base_dir=base_dir, source=str(path), scope=scope,
+        warnings=warnings,
+    )
+
+
+def load_mcp_config(
+    project_root: Path,
+    override: Path | None,
+    user_servers: dict[str, Any],
+    env: Mapping[str, str],
+) -> tuple[dict[str, ServerConfig], list[str]]:
+    """Every configured server by name, and the warnings to show.
+
+    User-level servers come first; the project's `.mcp.json` (or the `--mcp-config` file
+    that replaces it) overrides them by name, as a project setting overrides a user one.
+    `scope` is "project" only for servers from the project's own `.mcp.json`: those are
+    the ones a front end must not start before the user trusts the project.
+    """
+    warnings: list[str] = []
+    servers = _parse_servers(
+        user_servers or {}, env=env, base_dir=project_root, source=USER_SOURCE, scope="user",
+        warnings=warnings,
+    )
+    if override is not None:
+        path = override.expanduser()
+        if not path.is_absolute():
+            path = Path.cwd() / path
+        # Named on the command line, so the user chose it: not a project file to trust.
+        servers.update(read_servers_file(path, env, project_root, warnings, scope="user"))
+    else:
+        path = project_root / PROJECT_FILE
+        if path.is_file():
+            servers.update(read_servers_file(path, env, project_root, warnings))
+    return servers, warnings
