@@ -40,6 +40,8 @@ from aistack_tui.tools.base import Tool, ToolCallDisplay, ToolContext, ToolError
 Emit = Callable[[AgentEvent], None]
 PreToolHook = Callable[[str, dict[str, Any]], Awaitable["HookVerdict | None"]]
 PostToolHook = Callable[[str, dict[str, Any], ToolResultBlock], Awaitable[str | None]]
+BeforeMutation = Callable[[str, str, dict[str, Any]], Awaitable[None]]
+"""(tool_use_id, tool name, input): called before a call that may change files runs."""
 
 SKIPPED_FOR_STEERING = (
     "Skipped: the user sent a new message before this call ran. Read it and decide "
@@ -66,6 +68,8 @@ class ToolRunner:
     results_dir: Path
     pre_tool_hook: PreToolHook | None = None
     post_tool_hook: PostToolHook | None = None
+    before_mutation: BeforeMutation | None = None
+    """Checkpoints hang here: every non-read-only call (Bash included) passes it first."""
     denials: list[PermissionDenial] = field(default_factory=list)
     invalid_inputs: dict[str, Any] = field(default_factory=dict)
     """Calls whose JSON arguments the adapter could not repair, by tool_use id."""
@@ -177,6 +181,8 @@ class ToolRunner:
                 # "not yet started" and a steering message skips it.
                 if should_skip():
                     return finish(SKIPPED_FOR_STEERING, True)
+                if self.before_mutation is not None and not tool.read_only:
+                    await self.before_mutation(call.id, call.name, dict(call.input))
                 emit(ToolStarted(call.id, call.name))
                 output = await tool.run(args, self.context)
         except ToolError as e:
