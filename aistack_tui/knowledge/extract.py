@@ -1,0 +1,218 @@
+"""Turn one file's bytes into definitions, references and chunks.
+
+This is a pure function of (bytes, language) so it can run in a worker process: the
+parallel pool sends paths and gets `FileExtraction`s back. Definitions come from the
+`@def.<kind>` / `@name` captures of `queries/<lang>.scm`; everything the query cannot say
+(qualified names, methods vs functions, signatures, docstrings) is derived here from the
+syntax tree with the same few rules for every language.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from tree_sitter import Node, QueryCursor
+
+from aistack_tui.knowledge.chunks import build_chunks, window_chunks
+from aistack_tui.knowledge.languages import grammar
+from aistack_tui.knowledge.types import Definition, FileExtraction
+
+_CONTAINER_KINDS = frozenset({"class", "struct", "interface", "impl", "enum", "trait"})
+_WRAPPERS = frozenset(
+    {"decorated_definition", "export_statement", "template_declaration", "type_declaration"}
+)
+_SIGNATURE_MAX = 240
+_HEADER_FIELDS = ("parameters", "return_type", "result", "superclasses")
+_DOC_MAX = 400
+_WS = re.compile(r"\s+")
+_COMMENT_MARKS = re.compile(r"^\s*(?:///?|/\*+|\*/|\*|#+|--)\s?")
+MAX_PARSE_BYTES = 2_000_000
+
+
+def _text(node: Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def _end_line(node: Node) -> int:
+    """1-based last line; a node ending at column 0 really ended on the line before."""
+    row, col = node.end_point
+    if col == 0 and row > node.start_point.row:
+        row -= 1
+    return row + 1
+
+
+def _signature(node: Node, source: bytes, kind: str) -> str:
+    if kind == "heading":
+        return _WS.sub(" ", _text(node.child(0))).strip()[:_SIGNATURE_MAX]
+    # Up to the end of the parameter list / return type when the grammar names them
+    # (this drops comments between the header and the body), else up to the body.
+    ends = [
+        child.end_byte
+        for name in _HEADER_FIELDS
+        if (child := node.child_by_field_name(name)) is not None
+    ]
+    body = node.child_by_field_name("body")
+    end = max(ends) if ends else (body.start_byte if body is not None else node.end_byte)
+    head = source[node.start_byte : end].decode("utf-8", "replace")
+    if not ends:
+        # No parameter list: the header is the lines up to the one naming it.
+        lines = head.splitlines() or [""]
+        name = _text(node.child_by_field_name("name"))
+        keep = next((i for i, line in enumerate(lines) if name and name in line), 0)
+        head = "\n".join(lines[: keep + 1])
+    return _WS.sub(" ", head).strip().rstrip(":{ ").strip()[:_SIGNATURE_MAX]
+
+
+def _python_docstring(node: Node) -> str:
+    body = node.child_by_field_name("body")
+    if body is None or body.named_child_count == 0:
+        return ""
+    first = body.named_children[0]
+    if first.type != "expression_statement" or first.named_child_count == 0:
+        return ""
+    string = first.named_children[0]
+    if string.type != "string":
+        return ""
+    content = "".join(_text(c) for c in string.named_children if c.type == "string_content")
+    return content.strip()
+
+
+def _comment_doc(node: Node) -> str:
+    """The comment block directly above a definition (or above its export/decorator)."""
+    anchor = node
+    while anchor.parent is not None and anchor.parent.type in _WRAPPERS:
+        anchor = anchor.parent
+    lines: list[str] = []
+    expected_row = anchor.start_point.row
+    sibling = anchor.prev_sibling
+    if sibling is None and anchor.parent is not None:
+        sibling = anchor.parent.prev_sibling  # Ruby: the comment sits before the body node
+    while sibling is not None and "comment" in sibling.type:
+        if _end_line(sibling) < expected_row:  # a blank line separates it: not our doc
+            break
+        if _text(sibling).startswith("#!"):
+            break
+        for line in reversed(_text(sibling).splitlines()):
+            cleaned = _COMMENT_MARKS.sub("", line).rstrip("*/ ").strip()
+            if cleaned:
+                lines.append(cleaned)
+        expected_row = sibling.start_point.row
+        sibling = sibling.prev_sibling
+    return " ".join(reversed(lines))
+
+
+def _docstring(node: Node, language: str) -> str:
+    doc = _python_docstring(node) if language == "python" else _comment_doc(node)
+    return _WS.sub(" ", doc).strip()[:_DOC_MAX]
+
+
+def _receiver_type(node: Node) -> str:
+    """Go methods: the receiver's type name, so `Server.Start` is the qualified name."""
+    receiver = node.child_by_field_name("receiver")
+    if receiver is None:
+        return ""
+    stack = [receiver]
+    while stack:
+        current = stack.pop()
+        if current.type == "type_identifier":
+            return _text(current)
+        stack.extend(reversed(current.named_children))
+    return ""
+
+
+def _chunk_start(node: Node) -> int:
+    top = node
+    while top.parent is not None and top.parent.type in _WRAPPERS:
+        top = top.parent
+    return top.start_point.row + 1
+
+
+def _definitions(
+    matches: list[tuple[int, dict[str, list[Node]]]], source: bytes, language: str
+) -> list[Definition]:
+    found: dict[int, tuple[Node, Node, str]] = {}
+    for _, captures in matches:
+        names = captures.get("name")
+        if not names:
+            continue
+        for key, nodes in captures.items():
+            if key.startswith("def.") and nodes:
+                node = nodes[0]
+                found.setdefault(node.id, (node, names[0], key[4:]))
+    by_id = {node_id: (_text(name).strip(), kind) for node_id, (_, name, kind) in found.items()}
+    result: list[Definition] = []
+    for node, name_node, kind in found.values():
+        name = _WS.sub(" ", _text(name_node)).strip()
+        if not name:
+            continue
+        scope: list[str] = []
+        parent_kind = ""
+        ancestor = node.parent
+        while ancestor is not None:
+            entry = by_id.get(ancestor.id)
+            if entry is not None:
+                scope.append(entry[0])
+                parent_kind = parent_kind or entry[1]
+            ancestor = ancestor.parent
+        scope.reverse()
+        if kind == "function" and parent_kind in _CONTAINER_KINDS:
+            kind = "method"
+        if kind == "method" and not scope:
+            receiver = _receiver_type(node)
+            if receiver:
+                scope.append(receiver)
+        qualname = ".".join([*scope, name]) if kind != "heading" else " > ".join([*scope, name])
+        result.append(
+            Definition(
+                name=name,
+                qualname=qualname,
+                kind=kind,
+                start_line=name_node.start_point.row + 1
+                if language in ("c", "cpp")
+                else node.start_point.row + 1,
+                end_line=_end_line(node),
+                signature=_signature(node, source, kind),
+                doc=_docstring(node, language) if kind != "heading" else "",
+                chunk_start=_chunk_start(node),
+            )
+        )
+    result.sort(key=lambda d: (d.chunk_start, -d.end_line))
+    return result
+
+
+def extract(source: bytes, language: str) -> FileExtraction:
+    """Definitions, references and chunks of one file.
+
+    Unknown languages, plain text and files too large to parse usefully (generated
+    tables) become line windows with no definitions.
+    """
+    text = source.decode("utf-8", "replace")
+    lines = text.splitlines()
+    loaded = grammar(language) if len(source) <= MAX_PARSE_BYTES else None
+    if loaded is None:
+        return FileExtraction(
+            language=language,
+            definitions=(),
+            references=(),
+            chunks=tuple(window_chunks(lines)),
+            line_count=len(lines),
+        )
+    tree = loaded.parser.parse(source)
+    matches = QueryCursor(loaded.query).matches(tree.root_node)
+    definitions = _definitions(matches, source, language)
+    refs: Counter[str] = Counter()
+    for _, captures in matches:
+        for node in captures.get("ref", ()):
+            name = _text(node)
+            if len(name) > 1:
+                refs[name] += 1
+    return FileExtraction(
+        language=language,
+        definitions=tuple(definitions),
+        references=tuple(sorted(refs.items())),
+        chunks=tuple(build_chunks(lines, definitions, language)),
+        line_count=len(lines),
+    )

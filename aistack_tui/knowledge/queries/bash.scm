@@ -1,0 +1,3 @@
+(function_definition name: (word) @name) @def.function
+
+(command name: (command_name (word) @ref))

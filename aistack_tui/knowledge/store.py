@@ -1,0 +1,360 @@
+"""The per-project index database: files, symbols, references, chunks, FTS5 and vectors.
+
+One SQLite file per project (`$AISTACK_HOME/projects/<slug>/index.db`). Chunks are
+indexed twice: in a contentless FTS5 table (path, symbol, identifier sub-words, body; the
+porter stemmer lets "parsing" find `parse`) and, when sqlite-vec loaded, in a `vec0`
+table keyed by the chunk id. The chunk text itself lives once, in `chunks`. Row ids are
+allocated here rather than by SQLite so a whole batch can go in with `executemany`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from aistack_tui.knowledge.types import FileExtraction
+from aistack_tui.storage.db import Capabilities, open_database
+
+EMBED_TEXT_CHARS = 1500
+QUANTIZE = "vec_quantize_int8(?, 'unit')"
+"""Vectors are stored as int8 (scaled from the unit float vectors the embedders return):
+a quarter of the space and about half the brute-force KNN time of float32, with the
+same nearest neighbours in practice for L2-normalised vectors."""
+
+
+def embed_text(path: str, symbol: str, text: str) -> str:
+    """What a chunk's vector is computed from: where it is, what it is, how it starts."""
+    return f"{path} {symbol}\n{text}"[:EMBED_TEXT_CHARS]
+
+
+async def _schema_v1(db: aiosqlite.Connection) -> None:
+    statements = [
+        """CREATE TABLE files (
+            id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, language TEXT NOT NULL,
+            size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, hash TEXT NOT NULL,
+            lines INTEGER NOT NULL DEFAULT 0)""",
+        """CREATE TABLE symbols (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            name TEXT NOT NULL, qualname TEXT NOT NULL, kind TEXT NOT NULL,
+            start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+            signature TEXT NOT NULL DEFAULT '', doc TEXT NOT NULL DEFAULT '')""",
+        "CREATE INDEX symbols_file ON symbols(file_id)",
+        "CREATE INDEX symbols_name ON symbols(name COLLATE NOCASE)",
+        """CREATE TABLE refs (
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            name TEXT NOT NULL, count INTEGER NOT NULL)""",
+        "CREATE INDEX refs_file ON refs(file_id)",
+        """CREATE TABLE chunks (
+            id INTEGER PRIMARY KEY,
+            file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+            start_line INTEGER NOT NULL, end_line INTEGER NOT NULL,
+            symbol TEXT NOT NULL, kind TEXT NOT NULL, text TEXT NOT NULL,
+            embedded INTEGER NOT NULL DEFAULT 0)""",
+        "CREATE INDEX chunks_file ON chunks(file_id)",
+        "CREATE INDEX chunks_pending ON chunks(id) WHERE embedded = 0",
+        """CREATE VIRTUAL TABLE chunks_fts USING fts5(
+            path, symbol, idents, body,
+            content='', contentless_delete=1, tokenize='porter unicode61')""",
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    ]
+    for statement in statements:
+        await db.execute(statement)
+
+
+MIGRATIONS = [_schema_v1]
+
+
+def _db_errors() -> tuple[type[Exception], ...]:
+    """sqlean's exceptions do not subclass sqlite3's, so catch both."""
+    try:
+        import sqlean  # type: ignore[import-untyped]
+    except ImportError:  # pragma: no cover - sqlean is a dependency
+        return (sqlite3.Error,)
+    return (sqlite3.Error, sqlean.dbapi2.Error)  # pyright: ignore[reportAttributeAccessIssue]
+
+
+DB_ERRORS = _db_errors()
+
+
+@dataclass(frozen=True, slots=True)
+class FileState:
+    id: int
+    size: int
+    mtime_ns: int
+    hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedFile:
+    """A file a worker read: its stat data, content hash and (when re-parsed) contents."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    hash: str
+    extraction: FileExtraction
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    id: int
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    kind: str
+    text: str
+
+
+class IndexStore:
+    """Async access to one project's index database."""
+
+    def __init__(self, db: aiosqlite.Connection, caps: Capabilities) -> None:
+        self.db = db
+        self.caps = caps
+        self.vec_dim = 0
+        self.reader: aiosqlite.Connection | None = None
+        self._next_file_id = 1
+        self._next_chunk_id = 1
+
+    @classmethod
+    async def open(cls, path: Path) -> IndexStore:
+        db, caps = await open_database(path, MIGRATIONS, namespace="knowledge")
+        store = cls(db, caps)
+        if caps.vec:
+            # A second connection for vector KNN, so the brute-force scan runs in
+            # parallel with the FTS and symbol queries of the same search (WAL lets
+            # readers proceed alongside the writer).
+            store.reader, _ = await open_database(path, MIGRATIONS, namespace="knowledge")
+        store._next_file_id = await store._scalar("SELECT COALESCE(MAX(id), 0) FROM files") + 1
+        store._next_chunk_id = await store._scalar("SELECT COALESCE(MAX(id), 0) FROM chunks") + 1
+        return store
+
+    async def close(self) -> None:
+        if self.reader is not None:
+            await self.reader.close()
+        await self.db.close()
+
+    async def _scalar(self, sql: str, params: Sequence[object] = ()) -> int:
+        cursor = await self.db.execute(sql, params)
+        row = await cursor.fetchone()
+        return int(row[0]) if row and row[0] is not None else 0
+
+    async def get_meta(self, key: str) -> str | None:
+        cursor = await self.db.execute("SELECT value FROM meta WHERE key = ?", (key,))
+        row = await cursor.fetchone()
+        return str(row[0]) if row else None
+
+    async def set_meta(self, key: str, value: str) -> None:
+        await self.db.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+        await self.db.commit()
+
+    async def ensure_vectors(self, embedder_name: str, dim: int) -> bool:
+        """Create the vector table for this embedder; re-embed everything if it changed.
+
+        Vectors of different embedders are not comparable, so a switch drops them all
+        and marks every chunk pending; the background refresh re-embeds them.
+        """
+        if not self.caps.vec:
+            return False
+        current = await self.get_meta("embedder")
+        wanted = f"{embedder_name}:{dim}:int8"
+        if current != wanted:
+            await self.db.execute("DROP TABLE IF EXISTS chunk_vec")
+            await self.db.execute("UPDATE chunks SET embedded = 0")
+            await self.db.commit()
+        await self.db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vec USING vec0(embedding int8[{int(dim)}])"
+        )
+        await self.set_meta("embedder", wanted)
+        self.vec_dim = dim
+        return True
+
+    async def file_states(self, paths: Sequence[str] | None = None) -> dict[str, FileState]:
+        """Stored stat data and hashes: of every file, or only of `paths`."""
+        sql = "SELECT id, path, size, mtime_ns, hash FROM files"
+        rows: list[Any] = []
+        if paths is None:
+            rows = list(await self.db.execute_fetchall(sql))
+        else:
+            for start in range(0, len(paths), 500):
+                part = list(paths[start : start + 500])
+                marks = ",".join("?" * len(part))
+                rows.extend(await self.db.execute_fetchall(f"{sql} WHERE path IN ({marks})", part))
+        return {str(r[1]): FileState(int(r[0]), int(r[2]), int(r[3]), str(r[4])) for r in rows}
+
+    async def _delete_children(self, file_ids: Sequence[int]) -> None:
+        for start in range(0, len(file_ids), 500):
+            part = list(file_ids[start : start + 500])
+            marks = ",".join("?" * len(part))
+            cursor = await self.db.execute(
+                f"SELECT id FROM chunks WHERE file_id IN ({marks})", part
+            )
+            chunk_ids = [(int(r[0]),) for r in await cursor.fetchall()]
+            await self.db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", chunk_ids)
+            if self.vec_dim:
+                await self.db.executemany("DELETE FROM chunk_vec WHERE rowid = ?", chunk_ids)
+            for table in ("chunks", "symbols", "refs"):
+                await self.db.execute(f"DELETE FROM {table} WHERE file_id IN ({marks})", part)
+
+    async def write(
+        self,
+        parsed: Sequence[ParsedFile],
+        states: dict[str, FileState],
+        vectors: Sequence[Sequence[bytes]] = (),
+    ) -> None:
+        """Replace the stored contents of these files in one transaction.
+
+        `vectors`, when given, holds one embedding per chunk of each file (computed by
+        the parse workers); otherwise the chunks stay pending for `pending_embeddings`.
+        """
+        existing = [states[p.path].id for p in parsed if p.path in states]
+        await self._delete_children(existing)
+        file_rows: list[tuple[object, ...]] = []
+        symbol_rows: list[tuple[object, ...]] = []
+        ref_rows: list[tuple[object, ...]] = []
+        chunk_rows: list[tuple[object, ...]] = []
+        fts_rows: list[tuple[object, ...]] = []
+        vec_rows: list[tuple[int, bytes]] = []
+        for index, item in enumerate(parsed):
+            file_vectors = vectors[index] if index < len(vectors) and self.vec_dim else ()
+            state = states.get(item.path)
+            if state is None:
+                file_id = self._next_file_id
+                self._next_file_id += 1
+            else:
+                file_id = state.id
+            ex = item.extraction
+            file_rows.append(
+                (file_id, item.path, ex.language, item.size, item.mtime_ns, item.hash,
+                 ex.line_count)
+            )  # fmt: skip
+            symbol_rows.extend(
+                (file_id, d.name, d.qualname, d.kind, d.start_line, d.end_line, d.signature,
+                 d.doc)
+                for d in ex.definitions
+            )  # fmt: skip
+            ref_rows.extend((file_id, name, count) for name, count in ex.references)
+            embedded = int(len(file_vectors) == len(ex.chunks) and bool(file_vectors))
+            for position, chunk in enumerate(ex.chunks):
+                chunk_id = self._next_chunk_id
+                self._next_chunk_id += 1
+                chunk_rows.append(
+                    (chunk_id, file_id, chunk.start_line, chunk.end_line, chunk.symbol,
+                     chunk.kind, chunk.text, embedded)
+                )  # fmt: skip
+                if embedded:
+                    vec_rows.append((chunk_id, file_vectors[position]))
+                fts_rows.append(
+                    (chunk_id, item.path, chunk.symbol, chunk.idents, chunk.text)
+                )  # fmt: skip
+        await self.db.executemany(
+            "INSERT INTO files(id, path, language, size, mtime_ns, hash, lines)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+            " language = excluded.language, size = excluded.size,"
+            " mtime_ns = excluded.mtime_ns, hash = excluded.hash, lines = excluded.lines",
+            file_rows,
+        )
+        await self.db.executemany(
+            "INSERT INTO symbols(file_id, name, qualname, kind, start_line, end_line,"
+            " signature, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            symbol_rows,
+        )
+        await self.db.executemany(
+            "INSERT INTO refs(file_id, name, count) VALUES (?, ?, ?)", ref_rows
+        )
+        await self.db.executemany(
+            "INSERT INTO chunks(id, file_id, start_line, end_line, symbol, kind, text,"
+            " embedded) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            chunk_rows,
+        )
+        if vec_rows:
+            await self.db.executemany(
+                f"INSERT INTO chunk_vec(rowid, embedding) VALUES (?, {QUANTIZE})", vec_rows
+            )
+        await self.db.executemany(
+            "INSERT INTO chunks_fts(rowid, path, symbol, idents, body) VALUES (?, ?, ?, ?, ?)",
+            fts_rows,
+        )
+        await self.db.commit()
+
+    async def touch(self, rows: Iterable[tuple[str, int, int]]) -> None:
+        """Record new stat data for files whose content hash did not change."""
+        await self.db.executemany(
+            "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
+            [(size, mtime, path) for path, size, mtime in rows],
+        )
+        await self.db.commit()
+
+    async def remove(self, paths: Sequence[str], states: dict[str, FileState]) -> None:
+        ids = [states[p].id for p in paths if p in states]
+        if not ids:
+            return
+        await self._delete_children(ids)
+        await self.db.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in ids])
+        await self.db.commit()
+
+    async def pending_embeddings(self, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
+        """Chunks without a vector (ids above `after_id`), with the text to embed."""
+        cursor = await self.db.execute(
+            "SELECT c.id, f.path, c.symbol, c.text FROM chunks c JOIN files f"
+            " ON f.id = c.file_id WHERE c.embedded = 0 AND c.id > ? ORDER BY c.id LIMIT ?",
+            (after_id, limit),
+        )
+        return [
+            (int(r[0]), embed_text(str(r[1]), str(r[2]), str(r[3])))
+            for r in await cursor.fetchall()
+        ]
+
+    async def store_vectors(self, rows: Sequence[tuple[int, bytes]]) -> None:
+        try:
+            await self.db.executemany(
+                f"INSERT INTO chunk_vec(rowid, embedding) VALUES (?, {QUANTIZE})", rows
+            )
+        except DB_ERRORS:
+            # A chunk deleted between reading and embedding: insert one by one instead.
+            for row in rows:
+                try:
+                    await self.db.execute(
+                        f"INSERT INTO chunk_vec(rowid, embedding) VALUES (?, {QUANTIZE})", row
+                    )
+                except DB_ERRORS:
+                    continue
+        await self.db.executemany(
+            "UPDATE chunks SET embedded = 1 WHERE id = ?", [(r[0],) for r in rows]
+        )
+        await self.db.commit()
+
+    async def pending_count(self) -> int:
+        return await self._scalar("SELECT COUNT(*) FROM chunks WHERE embedded = 0")
+
+    async def counts(self) -> tuple[int, int, int]:
+        files = await self._scalar("SELECT COUNT(*) FROM files")
+        symbols = await self._scalar("SELECT COUNT(*) FROM symbols")
+        chunks = await self._scalar("SELECT COUNT(*) FROM chunks")
+        return files, symbols, chunks
+
+    async def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        cursor = await self.db.execute(
+            "SELECT c.id, f.path, c.start_line, c.end_line, c.symbol, c.kind, c.text"
+            f" FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+            list(ids),
+        )
+        return {
+            int(r[0]): ChunkRow(int(r[0]), str(r[1]), int(r[2]), int(r[3]), str(r[4]),
+                                str(r[5]), str(r[6]))
+            for r in await cursor.fetchall()
+        }  # fmt: skip

@@ -1,0 +1,87 @@
+"""The plain data the indexer passes around: definitions, chunks, hits and statistics.
+
+Everything here is a small frozen dataclass so parse results can cross a process
+boundary (the parallel parse pool pickles them) and tests can compare them directly.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Definition:
+    """One definition found by tree-sitter.
+
+    `start_line` is the line of the definition itself (where ctags puts it);
+    `chunk_start` also covers decorators and leading attributes, so a chunk shows them.
+    Lines are 1-based and inclusive.
+    """
+
+    name: str
+    qualname: str
+    kind: str
+    start_line: int
+    end_line: int
+    signature: str = ""
+    doc: str = ""
+    chunk_start: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """A piece of a file stored, searched and injected as one unit."""
+
+    start_line: int
+    end_line: int
+    symbol: str
+    kind: str
+    text: str
+    idents: str = ""
+    """Sub-words of the compound identifiers in symbol and text (for FTS); computed in
+    the parse workers so the main process only inserts."""
+
+
+@dataclass(frozen=True, slots=True)
+class FileExtraction:
+    """What one file yields: its definitions, the names it uses, and its chunks."""
+
+    language: str
+    definitions: tuple[Definition, ...]
+    references: tuple[tuple[str, int], ...]
+    chunks: tuple[Chunk, ...]
+    line_count: int
+
+
+@dataclass(frozen=True, slots=True)
+class CodeHit:
+    """A search result: where it is, what it is, and a short excerpt."""
+
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str
+    kind: str
+    snippet: str
+    score: float
+
+
+@dataclass(slots=True)
+class IndexStats:
+    """What one refresh did. `parsed` counts files whose content changed and were
+    re-parsed; `touched` files had a new mtime but the same content hash."""
+
+    files_seen: int = 0
+    parsed: int = 0
+    touched: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: int = 0
+    chunks_embedded: int = 0
+    files_total: int = 0
+    symbols_total: int = 0
+    chunks_total: int = 0
+    seconds: float = 0.0
+    searchable_seconds: float = 0.0
+    """When text, symbol and repo-map search were up to date (vectors follow)."""
+    parsed_paths: list[str] = field(default_factory=list)

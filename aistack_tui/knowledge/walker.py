@@ -1,0 +1,110 @@
+"""List the files of a project worth indexing, the way git would see them.
+
+Honours every `.gitignore` in the tree (deeper files override shallower ones, as in git)
+plus `.aistackignore` files with the same syntax, and always skips version-control
+folders, dependency and build folders, virtualenvs, files larger than `MAX_FILE_BYTES`
+and files of unknown type. Only `os.scandir` stat data is read here; contents are read
+by the parse workers, and only for files whose size or mtime changed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from aistack_tui.knowledge.languages import language_for
+
+MAX_FILE_BYTES = 1_000_000
+IGNORE_FILES = (".gitignore", ".aistackignore")
+SKIP_DIRS: frozenset[str] = frozenset(
+    {
+        ".git", ".hg", ".svn", ".jj", ".aistack", ".idea", ".vscode",
+        "node_modules", "bower_components", "vendor", "third_party", "third-party",
+        "__pycache__", ".venv", "venv", ".tox", ".nox", ".eggs", ".mypy_cache",
+        ".pytest_cache", ".ruff_cache", ".cache", ".next", ".nuxt", ".gradle",
+        "site-packages", "dist", "build", "target", "out", "coverage", ".terraform",
+    }
+)  # fmt: skip
+SKIP_SUFFIXES = (".min.js", ".min.css", ".map", ".lock", "-lock.json", ".pb.go", "_pb2.py")
+
+
+@dataclass(frozen=True, slots=True)
+class WalkEntry:
+    """A candidate file: project-relative POSIX path, stat data and language."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    language: str
+
+
+def _load_spec(directory: str) -> pathspec.PathSpec | None:
+    lines: list[str] = []
+    for name in IGNORE_FILES:
+        try:
+            with open(os.path.join(directory, name), encoding="utf-8", errors="replace") as f:
+                lines.extend(f.read().splitlines())
+        except OSError:
+            continue
+    if not lines:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(specs: list[tuple[str, pathspec.PathSpec]], rel: str, is_dir: bool) -> bool:
+    """The verdict of the deepest ignore file with a matching pattern."""
+    for base, spec in reversed(specs):
+        sub = rel[len(base) + 1 :] if base else rel
+        result = spec.check_file(sub + "/" if is_dir else sub)
+        if result.include is not None:
+            return result.include
+    return False
+
+
+def walk(root: Path) -> Iterator[WalkEntry]:
+    """Yield the indexable files under `root` (not following directory symlinks)."""
+    root_str = str(root)
+    # (relative dir, its specs stack)
+    pending: list[tuple[str, list[tuple[str, pathspec.PathSpec]]]] = [("", [])]
+    while pending:
+        rel_dir, inherited = pending.pop()
+        abs_dir = os.path.join(root_str, rel_dir) if rel_dir else root_str
+        spec = _load_spec(abs_dir)
+        specs = [*inherited, (rel_dir, spec)] if spec is not None else inherited
+        try:
+            with os.scandir(abs_dir) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs: list[str] = []
+        for entry in entries:
+            name = entry.name
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if name in SKIP_DIRS or name.endswith(".egg-info"):
+                        continue
+                    if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+                        continue
+                    if specs and _ignored(specs, rel, True):
+                        continue
+                    subdirs.append(rel)
+                    continue
+                if not entry.is_file():
+                    continue
+                language = language_for(name)
+                if language is None or name.endswith(SKIP_SUFFIXES):
+                    continue
+                if specs and _ignored(specs, rel, False):
+                    continue
+                stat = entry.stat()
+            except OSError:
+                continue
+            if stat.st_size > MAX_FILE_BYTES or stat.st_size == 0:
+                continue
+            yield WalkEntry(rel, stat.st_size, stat.st_mtime_ns, language)
+        pending.extend((d, specs) for d in reversed(subdirs))

@@ -1,0 +1,73 @@
+"""CodeSearch: hybrid search over the project's code index.
+
+The index (a `KnowledgeIndex`) is found in `ctx.services["knowledge"]`; the tools layer
+does not import the knowledge package, it calls `search(query, limit)` by duck typing.
+The tool reads only the agent's own index, so it needs no permission (DESIGN.md §11).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from aistack_tui.tools.base import (
+    Tool,
+    ToolArgs,
+    ToolCallDisplay,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
+
+_OFF = (
+    "The code index is turned off for this session (started with --no-knowledge or "
+    "unavailable). Use Grep and Glob instead."
+)
+
+
+class CodeSearchArgs(ToolArgs):
+    query: str = Field(
+        min_length=1,
+        description="What the code does, in plain words, or identifiers to look for",
+    )
+    limit: int = Field(default=8, ge=1, le=30, description="Maximum results (default 8)")
+
+
+class CodeSearchTool(Tool[CodeSearchArgs]):
+    name = "CodeSearch"
+    args_model = CodeSearchArgs
+    read_only = True
+    needs_permission = False
+
+    def path_argument(self, args: CodeSearchArgs) -> str | None:
+        return None
+
+    def describe(self, args: CodeSearchArgs) -> ToolCallDisplay:
+        return ToolCallDisplay(summary=f"CodeSearch {args.query!r}")
+
+    async def run(self, args: CodeSearchArgs, ctx: ToolContext) -> ToolOutput:
+        index: Any = ctx.services.get("knowledge")
+        if index is None:
+            raise ToolError(_OFF)
+        hits = await index.search(args.query, args.limit)
+        if not hits:
+            return ToolOutput(
+                f"No indexed code matches {args.query!r}. The index may still be building; "
+                "try Grep for exact text.",
+                display=ToolCallDisplay(summary="CodeSearch: no matches"),
+            )
+        blocks: list[str] = []
+        for rank, hit in enumerate(hits, start=1):
+            label = f" {hit.kind} {hit.symbol}" if hit.symbol else f" {hit.kind}"
+            blocks.append(
+                f"{rank}. {hit.path}:{hit.start_line}-{hit.end_line}{label}\n{hit.snippet}"
+            )
+        text = "\n\n".join(blocks)
+        return ToolOutput(
+            text,
+            display=ToolCallDisplay(
+                summary=f"CodeSearch: {len(hits)} results",
+                detail="\n".join(f"{h.path}:{h.start_line} {h.symbol}".rstrip() for h in hits),
+            ),
+        )

@@ -1,0 +1,165 @@
+"""Benchmark the code index: full-index throughput, incremental update, search and
+per-turn context cost, against `ctags -R` on the same tree.
+
+    python bench/knowledge_index.py [--tree PATH] [--synthetic 20000] [--quick]
+
+By default the tree is a copy of the running interpreter's standard library (a copy, so
+the one-file update can edit it). Everything runs in a temporary AISTACK_HOME. This is a
+benchmark, not a test: it prints a table and the goals of issue 6 next to the numbers.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from aistack_tui.knowledge import KnowledgeIndex
+
+QUERIES = [
+    "parse an email address", "open a socket connection with timeout", "compress data with zlib",
+    "read a csv file", "format a date as iso string", "walk a directory tree recursively",
+    "json encoder for custom objects", "http request headers", "temporary file cleanup",
+    "thread pool executor shutdown", "random number generator seed", "url quote unquote",
+    "decode base64", "match a regular expression", "argument parser help message",
+    "copy a file with metadata", "event loop run until complete", "logging handler rotate",
+    "hash a password", "sqlite connection cursor", "subprocess pipe communicate",
+    "unicode normalization", "tar archive extract", "zip file write", "pickle protocol",
+    "decimal rounding", "fraction arithmetic", "heap push pop", "bisect insert sorted",
+    "weak reference callback", "context manager exit", "abstract base class register",
+    "dataclass field default factory", "enum auto value", "typing generic alias",
+    "inspect function signature", "traceback format exception", "signal handler install",
+    "queue get timeout", "shutil disk usage", "mime type guess", "html escape",
+    "xml element tree parse", "locale currency format", "calendar month days",
+    "string template substitute", "textwrap fill paragraph", "difflib unified diff",
+    "statistics median", "uuid generate",
+]  # fmt: skip
+
+
+def _p(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def _timed(fn: Callable[[], Awaitable[object]], runs: int) -> list[float]:
+    samples: list[float] = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        await fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return samples
+
+
+def _generate(root: Path, files: int) -> None:
+    for i in range(files):
+        folder = root / f"pkg{i // 200:03d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"module_{i:05d}.py").write_text(
+            f'"""Synthetic module {i}."""\n\n'
+            f"class Service{i}:\n"
+            f'    """Handles request kind {i}."""\n\n'
+            f"    def handle_{i}(self, payload):\n"
+            f"        return process_{(i * 7 + 1) % files}(payload)\n\n\n"
+            f"def process_{i}(payload):\n"
+            f"    return [item for item in payload if item != {i}]\n"
+        )
+
+
+def _lines(root: Path) -> int:
+    return sum(p.read_bytes().count(b"\n") for p in root.rglob("*.py"))
+
+
+async def bench_tree(name: str, root: Path, home: Path, rows: list[tuple[str, str, str]]) -> None:
+    ctags = shutil.which("ctags")
+    if ctags:
+        start = time.perf_counter()
+        subprocess.run([ctags, "-R", "-f", "/dev/null", "."], cwd=root, check=False,
+                       capture_output=True)  # fmt: skip
+        ctags_s = time.perf_counter() - start
+        rows.append((f"{name}: ctags -R", f"{ctags_s:.2f} s", "reference"))
+    else:
+        ctags_s = 0.0
+    index = await KnowledgeIndex.open(home, root)
+    try:
+        stats = await index.refresh()
+        files, lines = stats.files_total, _lines(root)
+        ready = stats.searchable_seconds
+        rows.append((f"{name}: searchable (symbols, FTS, map; {files} files)",
+                     f"{ready:.2f} s", "≤ 3× ctags" if ctags_s else ""))  # fmt: skip
+        rows.append((f"{name}: + vectors for {stats.chunks_total} chunks",
+                     f"{stats.seconds:.2f} s total", ""))  # fmt: skip
+        if ctags_s:
+            rows.append((f"{name}: searchable / ctags, total / ctags",
+                         f"{ready / ctags_s:.1f}×, {stats.seconds / ctags_s:.1f}×", "≤ 3×"))  # fmt: skip
+        rows.append((f"{name}: throughput to searchable", f"{files / ready:.0f} files/s, "
+                     f"{lines / ready:.0f} lines/s", "≥ 200 files/s"))  # fmt: skip
+        rows.append((f"{name}: throughput incl. vectors",
+                     f"{files / stats.seconds:.0f} files/s", "≥ 200 files/s"))  # fmt: skip
+        noop = await index.refresh()
+        rows.append((f"{name}: refresh, nothing changed", f"{noop.seconds * 1000:.0f} ms", ""))
+        candidates = sorted(root.rglob("*.py"))
+        target = candidates[min(7, len(candidates) - 1)]
+        target.write_text(target.read_text() + "\n\ndef bench_added():\n    return 1\n")
+        await index.wait_for_graph()
+        one = await index.refresh_paths([target])
+        rows.append((f"{name}: one-file update (refresh_paths)",
+                     f"{one.seconds * 1000:.0f} ms", "< 200 ms"))  # fmt: skip
+        target.write_text(target.read_text() + "\n\ndef bench_added_2():\n    return 2\n")
+        await index.wait_for_graph()
+        walked = await index.refresh()
+        rows.append((f"{name}: one-file update (full walk)",
+                     f"{walked.seconds * 1000:.0f} ms (parsed {walked.parsed})", ""))  # fmt: skip
+        await index.wait_for_graph()
+        queries = iter(QUERIES * 4)
+        search = await _timed(lambda: index.search(next(queries), 10), len(QUERIES))
+        rows.append((f"{name}: search p50 / p95",
+                     f"{_p(search, 0.5):.1f} / {_p(search, 0.95):.1f} ms", "p95 < 30 ms"))  # fmt: skip
+        turns = iter(QUERIES * 4)
+        context = await _timed(
+            lambda: index.context_block(next(turns), [target.relative_to(root).as_posix()], 4000),
+            30,
+        )
+        rows.append((f"{name}: context_block p50 / p95",
+                     f"{_p(context, 0.5):.1f} / {_p(context, 0.95):.1f} ms", "< 50 ms"))  # fmt: skip
+    finally:
+        await index.close()
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tree", type=Path, help="tree to index (default: the stdlib)")
+    parser.add_argument("--synthetic", type=int, default=20000, help="files in synthetic tree")
+    parser.add_argument("--quick", action="store_true", help="2,000 synthetic files only")
+    args = parser.parse_args()
+    rows: list[tuple[str, str, str]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        small = Path(__file__).resolve().parents[1] / "tests/knowledge/fixtures/bookshop"
+        shutil.copytree(small, work / "small")
+        await bench_tree("small (bookshop)", work / "small", work / "home", rows)
+        if not args.quick:
+            source = args.tree or Path(sysconfig.get_paths()["stdlib"])
+            shutil.copytree(source, work / "stdlib", ignore=shutil.ignore_patterns(
+                "site-packages", "__pycache__"), symlinks=True)  # fmt: skip
+            await bench_tree("stdlib", work / "stdlib", work / "home", rows)
+        count = 2000 if args.quick else args.synthetic
+        _generate(work / "synthetic", count)
+        await bench_tree(f"synthetic {count}", work / "synthetic", work / "home", rows)
+    width = max(len(r[0]) for r in rows)
+    value_width = max(len(r[1]) for r in rows)
+    print(f"{'measure':<{width}}  {'value':<{value_width}}  goal")
+    print(f"{'-' * width}  {'-' * value_width}  ----")
+    for label, value, goal in rows:
+        print(f"{label:<{width}}  {value:<{value_width}}  {goal}")
+    print(f"\nsingle runs; cores: {os.cpu_count()}")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
