@@ -7,6 +7,7 @@ here, lazily, never on the `--version` / `--help` path.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
@@ -19,7 +20,7 @@ from aistack_tui.permissions.types import PermissionMode
 from aistack_tui.settings.layers import ConfigError, LoadedSettings, load_settings
 
 if TYPE_CHECKING:
-    from aistack_tui.agent.hooks import HookRunner
+    from aistack_tui.agent.hooks import HookGroup
     from aistack_tui.agent.ports import ApprovalHandler
     from aistack_tui.agent.runtime import Agent
     from aistack_tui.llm.model_info import ModelInfo
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from aistack_tui.sessions.models import SessionInfo
     from aistack_tui.sessions.sqlite_store import SqliteSessionStore
     from aistack_tui.tools.base import ToolContext
+    from aistack_tui.wiring import Extensions
 
 DEFAULT_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-4-6",
@@ -213,7 +215,12 @@ class PersistingHooks:
         await self.session.store.append(self.session.info.id, message)
 
     async def on_turn_end(self, turn: int) -> None:
-        return None
+        agent = self.session.agent
+        last = agent.messages[-1] if agent.messages else None
+        if last is not None and last.role == "assistant" and not last.tool_uses():
+            await self.session.extensions.after_turn(
+                agent, self.session.info.id, self.session.tool_context
+            )
 
     async def on_error(self, error: BaseException) -> None:
         return None
@@ -232,8 +239,10 @@ class AgentSession:
         info: SessionInfo,
         tool_context: ToolContext,
         model_string: str,
+        extensions: Extensions,
     ) -> None:
         self.config = config
+        self.extensions = extensions
         self.agent = agent
         self.engine = engine
         self.store = store
@@ -254,8 +263,10 @@ class AgentSession:
         info = await self.store.get(session_id)
         if info is None:
             raise ConfigError(f"no session {session_id!r} in this project")
+        from aistack_tui.agent.compaction import start_from_last_summary
+
         self.info = info
-        self.agent.messages = await self.store.messages(info.id)
+        self.agent.messages = start_from_last_summary(await self.store.messages(info.id))
 
     async def new_conversation(self) -> None:
         self.info = await self.store.create(self.config.project_root, self.model_string)
@@ -286,6 +297,7 @@ class AgentSession:
         try:
             await self.record_usage()
         finally:
+            await self.extensions.aclose()
             await self.agent.provider.aclose()
             await self.store.close()
 
@@ -326,23 +338,26 @@ def build_permission_engine(config: RunConfig) -> PermissionEngine:
         raise ConfigError(str(e)) from e
 
 
-def build_hook_runner(config: RunConfig, session_id: str) -> HookRunner | None:
-    from aistack_tui.agent.hooks import HookConfigError, HookRunner, parse_hooks
+def parse_hook_settings(config: RunConfig) -> dict[str, list[HookGroup]]:
+    """Validate the `hooks` setting up front: a malformed one is a configuration error."""
+    from aistack_tui.agent.hooks import HookConfigError, parse_hooks
 
-    raw = config.loaded.settings.hooks
-    if not raw:
-        return None
     try:
-        hooks = parse_hooks(raw)
+        return parse_hooks(config.loaded.settings.hooks)
     except HookConfigError as e:
         raise ConfigError(str(e)) from e
-    return HookRunner(
-        hooks, session_id=session_id, cwd=config.cwd, project_root=config.project_root
-    )
 
 
-async def open_session(config: RunConfig, approver: ApprovalHandler) -> AgentSession:
-    """Build everything for one session; resumes or continues when the config says so."""
+async def open_session(
+    config: RunConfig, approver: ApprovalHandler, *, interactive: bool = False
+) -> AgentSession:
+    """Build everything for one session; resumes or continues when the config says so.
+
+    Whatever was opened is closed again if a later step fails, so a configuration error
+    never leaves a database thread or a server process behind.
+    """
+    from aistack_tui.agent.compaction import CompactionSettings
+    from aistack_tui.agent.hooks import HookRunner
     from aistack_tui.agent.runtime import Agent
     from aistack_tui.agent.tool_runner import ToolRunner
     from aistack_tui.context.system_prompt import build_system_prompt
@@ -350,76 +365,97 @@ async def open_session(config: RunConfig, approver: ApprovalHandler) -> AgentSes
     from aistack_tui.sessions.sqlite_store import open_session_store
     from aistack_tui.tools.base import ToolContext, ToolRegistry
     from aistack_tui.tools.builtin import builtin_tools
+    from aistack_tui.wiring import attach_extensions
 
     model_string = resolve_model_string(config)
     engine = build_permission_engine(config)
-    provider, model_info = build_provider(config, model_string)
-    store = await open_session_store(config.home)
-    try:
-        info, history = await _load_or_create(store, config, model_string)
-    except BaseException:
-        await store.close()
-        await provider.aclose()
-        raise
+    hooks = parse_hook_settings(config)
     settings = config.loaded.settings
-    tool_context = ToolContext(
-        project_root=config.project_root,
-        cwd=config.cwd,
-        home=config.home,
-        session_id=info.id,
-        additional_directories=list(engine.additional_directories),
-    )
-    tools = ToolRegistry(builtin_tools())
-    runner = ToolRunner(
-        tools=tools,
-        permissions=engine,
-        approver=approver,
-        context=tool_context,
-        results_dir=config.home / "tool-results" / info.id,
-    )
-    system_prompt = build_system_prompt(
-        project_root=config.project_root,
-        cwd=config.cwd,
-        home=config.home,
-        override=config.system_prompt,
-        append=config.append_system_prompt,
-    )
-    hook_runner = build_hook_runner(config, info.id)
-    if hook_runner is not None:
-        runner.pre_tool_hook = hook_runner.pre_tool_use
-        runner.post_tool_hook = hook_runner.post_tool_use
-        source = "resume" if history else "startup"
-        started_context = await hook_runner.session_start(source)
-        if started_context:
-            system_prompt += (
-                f"\n\n<session_start_context>\n{started_context}\n</session_start_context>"
+    async with contextlib.AsyncExitStack() as cleanup:
+        provider, model_info = build_provider(config, model_string)
+        cleanup.push_async_callback(provider.aclose)
+        store = await open_session_store(config.home)
+        cleanup.push_async_callback(store.close)
+        info, history = await _load_or_create(store, config, model_string)
+        tool_context = ToolContext(
+            project_root=config.project_root,
+            cwd=config.cwd,
+            home=config.home,
+            session_id=info.id,
+            additional_directories=list(engine.additional_directories),
+        )
+        tools = ToolRegistry(builtin_tools())
+        runner = ToolRunner(
+            tools=tools,
+            permissions=engine,
+            approver=approver,
+            context=tool_context,
+            results_dir=config.home / "tool-results" / info.id,
+        )
+        extensions = await attach_extensions(
+            config,
+            tools=tools,
+            context=tool_context,
+            engine=engine,
+            session_id=info.id,
+            context_window=model_info.context_window,
+            interactive=interactive,
+        )
+        cleanup.push_async_callback(extensions.aclose)
+        system_prompt = build_system_prompt(
+            project_root=config.project_root,
+            cwd=config.cwd,
+            home=config.home,
+            override=config.system_prompt,
+            append=config.append_system_prompt,
+            skills_catalogue=extensions.skills.catalogue() if extensions.skills else "",
+        )
+        hook_runner = None
+        if hooks:
+            hook_runner = HookRunner(
+                hooks, session_id=info.id, cwd=config.cwd, project_root=config.project_root
             )
-    agent = Agent(
-        hook_runner=hook_runner,
-        provider=provider,
-        model_info=model_info,
-        runner=runner,
-        system_prompt=system_prompt,
-        history=history,
-        retry_policy=RetryPolicy(
-            max_retries=settings.retry.max_retries,
-            base_delay=settings.retry.base_delay,
-            max_delay=settings.retry.max_delay,
-        ),
-        max_turns=config.max_turns,
-    )
-    if hook_runner is not None:
-        hook_runner.notify = agent.notify
-    session = AgentSession(
-        config=config,
-        agent=agent,
-        engine=engine,
-        store=store,
-        info=info,
-        tool_context=tool_context,
-        model_string=model_string,
-    )
-    agent.hooks = PersistingHooks(session)
+            runner.pre_tool_hook = hook_runner.pre_tool_use
+            runner.post_tool_hook = hook_runner.post_tool_use
+            started = await hook_runner.session_start("resume" if history else "startup")
+            if started:
+                system_prompt += f"\n\n<session_start_context>\n{started}\n</session_start_context>"
+        agent = Agent(
+            hook_runner=hook_runner,
+            provider=provider,
+            model_info=model_info,
+            runner=runner,
+            system_prompt=system_prompt,
+            history=history,
+            retry_policy=RetryPolicy(
+                max_retries=settings.retry.max_retries,
+                base_delay=settings.retry.base_delay,
+                max_delay=settings.retry.max_delay,
+            ),
+            max_turns=config.max_turns,
+            context_injector=extensions.injector,
+            compaction=CompactionSettings(
+                warn_ratio=settings.compaction.warn_ratio,
+                auto_ratio=settings.compaction.auto_ratio,
+            ),
+            on_compacted=extensions.store_summary_for(info.id),
+        )
+        for warning in extensions.warnings:
+            agent.notify(warning)
+        if hook_runner is not None:
+            hook_runner.notify = agent.notify
+        session = AgentSession(
+            config=config,
+            agent=agent,
+            engine=engine,
+            store=store,
+            info=info,
+            tool_context=tool_context,
+            model_string=model_string,
+            extensions=extensions,
+        )
+        agent.hooks = PersistingHooks(session)
+        cleanup.pop_all()  # success: the session owns everything now
     return session
 
 
@@ -444,4 +480,6 @@ async def _load_or_create(
         return await store.create(config.project_root, model_string), []
     if config.fork_session:
         source = await store.fork(source.id)
-    return source, await store.messages(source.id)
+    from aistack_tui.agent.compaction import start_from_last_summary
+
+    return source, start_from_last_summary(await store.messages(source.id))

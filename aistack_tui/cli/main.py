@@ -14,7 +14,7 @@ from pathlib import Path
 from aistack_tui import __version__
 
 EXIT_USAGE = 2
-SUBCOMMANDS = ("sessions", "doctor", "permissions")
+SUBCOMMANDS = ("sessions", "doctor", "permissions", "index", "memory", "mcp")
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 

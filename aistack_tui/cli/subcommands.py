@@ -16,13 +16,16 @@ from aistack_tui.cli.main import EXIT_USAGE, _Parser
 
 
 def build_subcommand_parser() -> argparse.ArgumentParser:
-    from aistack_tui.cli.commands import doctor, permissions, sessions
+    from aistack_tui.cli.commands import doctor, index, mcp, memory, permissions, sessions
 
     parser = _Parser(prog="aistack")
     subparsers = parser.add_subparsers(dest="command", required=True)
     sessions.register(subparsers)
     doctor.register(subparsers)
     permissions.register(subparsers)
+    index.register(subparsers)
+    memory.register(subparsers)
+    mcp.register(subparsers)
     return parser
 
 
@@ -54,6 +57,22 @@ def run_subcommand(argv: Sequence[str]) -> int:
             config.project_root,
             Path(config.env.get("HOME", str(Path.home()))),
             config.permission_mode,
+        )
+    if command == "index":
+        from aistack_tui.cli.commands import index
+
+        return index.run(args, config.home, config.project_root)
+    if command == "memory":
+        from aistack_tui.cli.commands import memory
+
+        return asyncio.run(memory.run(args, config.home, config.project_root))
+    if command == "mcp":
+        from aistack_tui.cli.commands import mcp
+
+        settings = config.loaded.settings
+        return asyncio.run(
+            mcp.run(args, config.project_root, config.home, settings.mcp_servers,
+                    config.mcp_config)
         )
     sys.stderr.write(f"aistack: unknown command {command}\n")
     return EXIT_USAGE

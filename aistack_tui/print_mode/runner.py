@@ -34,6 +34,17 @@ async def run_print(
     err = err or sys.stderr
     session = await open_session(config, DenyAll())
     formatter = make_formatter(output_format, out)
+    ext = session.extensions
+    if ext.mcp is not None:
+        # Print mode waits (bounded) for MCP servers so their tools are in the first request.
+        await ext.wait_for_mcp(
+            config.loaded.settings.mcp_connect_timeout,
+            session.agent.runner.tools,
+            session.agent.model_info.context_window,
+        )
+        for status in ext.mcp.statuses():
+            if status.status == "failed":
+                err.write(f"aistack: MCP server {status.name} failed: {status.error}\n")
     error: str | None = None
     end: ev.TurnEnded | None = None
     try:
@@ -44,6 +55,7 @@ async def run_print(
                 model=session.model_string,
                 tools=session.agent.runner.tools.names(),
                 permission_mode=session.engine.mode,
+                mcp_servers=ext.mcp_statuses(),
             )
         )
         async for event in session.agent.run(prompt):

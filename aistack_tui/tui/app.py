@@ -125,7 +125,7 @@ class AistackApp(App[int]):
     @work(exclusive=True, group="session")
     async def start_session(self) -> None:
         try:
-            self.session = await open_session(self.config, self.approver)
+            self.session = await open_session(self.config, self.approver, interactive=True)
         except NoProviderError as e:
             self.status.set_busy("")
             self.push_screen(

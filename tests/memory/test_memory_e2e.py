@@ -7,8 +7,6 @@ import json
 import os
 from pathlib import Path
 
-import pytest
-
 from aistack_tui.agent.ports import DenyAll
 from aistack_tui.bootstrap import make_run_config, open_session
 from tests.fakes.fake_llm import FakeLLMServer, Turn
@@ -31,8 +29,6 @@ def _last_user_content(server: FakeLLMServer) -> str:
     return json.dumps(body["messages"][-1], ensure_ascii=False)
 
 
-@pytest.mark.xfail(reason="awaiting wiring: open_session must inject MemoryManager."
-                   "context_block and call after_turn", strict=False)
 async def test_deploy_fact_is_injected_in_a_later_session_only_when_relevant(
     git_repo: Path,
 ) -> None:

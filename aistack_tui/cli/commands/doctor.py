@@ -39,8 +39,8 @@ async def run(args: argparse.Namespace, config: RunConfig) -> int:
         if not key_vars:
             continue
         present = [v for v in key_vars if env.get(v)]
-        out.write(_line(bool(present) or None, f"provider {name}",
-                        f"key from {present[0]}" if present else f"no key ({' or '.join(key_vars)})"))
+        detail = f"key from {present[0]}" if present else f"no key ({' or '.join(key_vars)})"
+        out.write(_line(bool(present) or None, f"provider {name}", detail))
     try:
         out.write(_line(True, "model", resolve_model_string(config)))
     except ConfigError as e:

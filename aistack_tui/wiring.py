@@ -1,0 +1,214 @@
+"""Extensions of a session: skills, MCP servers, memory and code knowledge.
+
+`bootstrap.open_session` calls `attach_extensions` once; each extension is optional and
+imported only when configured, so a plain session pays nothing for them. Everything
+opened here is closed by `Extensions.aclose`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aistack_tui.agent.runtime import Agent
+    from aistack_tui.bootstrap import RunConfig
+    from aistack_tui.context.injection import ContextInjector
+    from aistack_tui.mcp.manager import McpManager, ServerStatus
+    from aistack_tui.memory.manager import MemoryManager
+    from aistack_tui.permissions.engine import PermissionEngine
+    from aistack_tui.skills.registry import SkillRegistry
+    from aistack_tui.tools.base import ToolContext, ToolRegistry
+
+log = logging.getLogger(__name__)
+KNOWLEDGE_WATCH_INTERVAL = 5.0
+"""Seconds between checks for changed files while a TUI session is open."""
+
+
+@dataclass
+class Extensions:
+    skills: SkillRegistry | None = None
+    mcp: McpManager | None = None
+    memory: MemoryManager | None = None
+    knowledge: Any = None
+    injector: ContextInjector | None = None
+    warnings: list[str] = field(default_factory=list)
+    _todo_snapshot: str = ""
+
+    def mcp_statuses(self) -> list[dict[str, str]]:
+        if self.mcp is None:
+            return []
+        return [{"name": s.name, "status": s.status} for s in self.mcp.statuses()]
+
+    async def wait_for_mcp(self, timeout: float, tools: ToolRegistry, context_window: int) -> None:
+        """Print mode: wait (bounded) for servers so their tools are in the first request."""
+        if self.mcp is None:
+            return
+        await self.mcp.wait_ready(timeout)
+        register_mcp_tools(self.mcp, tools, context_window)
+
+    async def after_turn(self, agent: Agent, session_id: str, context: ToolContext) -> None:
+        """Memory's write policy and task state, once the model has answered."""
+        if self.memory is None:
+            return
+        from aistack_tui.tools.todo import render_todos
+
+        todos = render_todos(context.todos) if context.todos else ""
+        try:
+            if todos != self._todo_snapshot:
+                self._todo_snapshot = todos
+                await self.memory.set_task_state(todos)
+            await self.memory.after_turn(agent.messages, session_id)
+        except Exception as e:  # memory is a help; a failure must not end the session
+            log.warning("memory write failed: %s", e)
+
+    def store_summary_for(self, session_id: str) -> Callable[[str], Awaitable[None]] | None:
+        """Compaction's summary goes to memory's rolling-summary layer, when memory is on."""
+        memory = self.memory
+        if memory is None:
+            return None
+
+        async def store(summary: str) -> None:
+            try:
+                await memory.set_summary(summary, session_id)
+            except Exception as e:
+                log.warning("storing the compaction summary failed: %s", e)
+
+        return store
+
+    async def aclose(self) -> None:
+        for closer in (self.mcp, self.memory, self.knowledge):
+            if closer is None:
+                continue
+            try:
+                if hasattr(closer, "aclose"):
+                    await closer.aclose()
+                else:
+                    await closer.close()
+            except Exception as e:
+                log.warning("closing %s failed: %s", type(closer).__name__, e)
+
+
+def register_mcp_tools(mcp: McpManager, tools: ToolRegistry, context_window: int) -> None:
+    for name in [n for n in tools.names() if n.startswith("mcp__") or n == "McpToolSearch"]:
+        tools.unregister(name)
+    for tool in mcp.tools(context_window):
+        tools.register(tool)
+
+
+def attach_skills(
+    config: RunConfig, tools: ToolRegistry, context: ToolContext, engine: PermissionEngine
+) -> SkillRegistry:
+    from aistack_tui.skills.registry import Skill, SkillRegistry
+    from aistack_tui.tools.skill import SkillTool
+
+    user_home = Path(config.env.get("HOME", str(Path.home())))
+    skills = SkillRegistry.discover(config.project_root, config.home, user_home)
+    context.services["skills"] = skills
+    tools.register(SkillTool())
+
+    def grant_allowed(skill: Skill) -> None:
+        # A skill's `allowed-tools` are pre-approved while it is active.
+        for rule in getattr(skill, "allowed_tools", ()) or ():
+            try:
+                engine.grant_session(rule)
+            except ValueError as e:
+                log.warning("skill %s: %s", skill.name, e)
+
+    skills.add_listener(grant_allowed)
+    return skills
+
+
+async def attach_mcp(
+    config: RunConfig, tools: ToolRegistry, context: ToolContext, context_window: int
+) -> tuple[McpManager | None, list[str]]:
+    from aistack_tui.mcp.config import load_mcp_config
+
+    settings = config.loaded.settings
+    configs, warnings = load_mcp_config(
+        config.project_root, config.mcp_config, settings.mcp_servers, config.env
+    )
+    if not configs:
+        return None, warnings
+    from aistack_tui.mcp.manager import McpManager
+
+    manager = McpManager(configs, config.home / "logs", settings.mcp_connect_timeout)
+    context.services["tool_registry"] = tools
+
+    def on_status(status: ServerStatus) -> None:
+        if status.status in ("connected", "failed"):
+            register_mcp_tools(manager, tools, context_window)
+
+    manager.add_listener(on_status)
+    await manager.start()
+    return manager, warnings
+
+
+async def attach_memory(
+    config: RunConfig, tools: ToolRegistry, context: ToolContext, session_id: str
+) -> MemoryManager | None:
+    settings = config.loaded.settings
+    if config.no_memory or not settings.memory_enabled:
+        return None
+    from aistack_tui.memory.manager import MemoryManager
+    from aistack_tui.tools.memory_tools import MemorySearchTool, MemoryWriteTool
+
+    manager = await MemoryManager.open(config.home, config.project_root, env=config.env)
+    manager.session_id = session_id
+    context.services["memory"] = manager
+    tools.register(MemorySearchTool())
+    tools.register(MemoryWriteTool())
+    return manager
+
+
+async def attach_knowledge(
+    config: RunConfig, tools: ToolRegistry, context: ToolContext, *, watch: bool
+) -> Any:
+    """The code index, refreshed in the background: the first turn never waits for it."""
+    settings = config.loaded.settings
+    if config.no_knowledge or not settings.knowledge_enabled:
+        return None
+    from aistack_tui.knowledge import KnowledgeIndex
+    from aistack_tui.tools.code_search import CodeSearchTool
+
+    index = await KnowledgeIndex.open(config.home, config.project_root)
+    context.services["knowledge"] = index
+    tools.register(CodeSearchTool())
+    index.start_background_refresh(watch_interval=KNOWLEDGE_WATCH_INTERVAL if watch else None)
+    return index
+
+
+async def attach_extensions(
+    config: RunConfig,
+    *,
+    tools: ToolRegistry,
+    context: ToolContext,
+    engine: PermissionEngine,
+    session_id: str,
+    context_window: int,
+    interactive: bool = False,
+) -> Extensions:
+    from aistack_tui.context.injection import ContextInjector
+
+    ext = Extensions()
+    try:
+        ext.skills = attach_skills(config, tools, context, engine)
+        ext.warnings.extend(ext.skills.problems)
+        ext.mcp, warnings = await attach_mcp(config, tools, context, context_window)
+        ext.warnings.extend(warnings)
+        ext.memory = await attach_memory(config, tools, context, session_id)
+        ext.knowledge = await attach_knowledge(config, tools, context, watch=interactive)
+    except BaseException:
+        await ext.aclose()
+        raise
+    budget = int(context_window * config.loaded.settings.context_budget)
+    ext.injector = ContextInjector(
+        budget_tokens=budget,
+        project_root=config.project_root,
+        memory=ext.memory,
+        knowledge=ext.knowledge,
+    )
+    return ext
