@@ -14,7 +14,9 @@ from pathlib import Path
 from aistack_tui import __version__
 
 EXIT_USAGE = 2
-SUBCOMMANDS = ("sessions", "doctor", "permissions", "index", "memory", "mcp")
+SUBCOMMANDS = (
+    "sessions", "doctor", "permissions", "index", "memory", "mcp", "undo", "rewind", "eval",
+)
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
@@ -34,7 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=(
             "subcommands: aistack sessions [list|search Q], aistack doctor, "
             "aistack permissions check|lint, aistack index [PATH], "
-            "aistack memory list|search|add|forget, aistack mcp list. "
+            "aistack memory list|search|add|forget, aistack mcp list, aistack undo, "
+            "aistack rewind TURN, aistack eval. "
             "Docs: docs/ in the repository."
         ),
     )

@@ -16,7 +16,16 @@ from aistack_tui.cli.main import EXIT_USAGE, _Parser
 
 
 def build_subcommand_parser() -> argparse.ArgumentParser:
-    from aistack_tui.cli.commands import doctor, index, mcp, memory, permissions, sessions
+    from aistack_tui.cli.commands import (
+        doctor,
+        eval,
+        index,
+        mcp,
+        memory,
+        permissions,
+        sessions,
+        undo,
+    )
 
     parser = _Parser(prog="aistack")
     subparsers = parser.add_subparsers(dest="command", required=True)
@@ -26,6 +35,8 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
     index.register(subparsers)
     memory.register(subparsers)
     mcp.register(subparsers)
+    undo.register(subparsers)
+    eval.register(subparsers)
     return parser
 
 
@@ -74,5 +85,13 @@ def run_subcommand(argv: Sequence[str]) -> int:
             mcp.run(args, config.project_root, config.home, settings.mcp_servers,
                     config.mcp_config)
         )
+    if command in ("undo", "rewind"):
+        from aistack_tui.cli.commands import undo
+
+        return asyncio.run(undo.run(args, config))
+    if command == "eval":
+        from aistack_tui.cli.commands import eval as eval_command
+
+        return asyncio.run(eval_command.run(args, config))
     sys.stderr.write(f"aistack: unknown command {command}\n")
     return EXIT_USAGE

@@ -16,6 +16,7 @@ import os
 import re
 import shlex
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import Field
@@ -108,7 +109,9 @@ class BashTool(CompactSpec, Tool[BashArgs]):
         fd, pwd_file = tempfile.mkstemp(prefix="aistack-cwd-")
         os.close(fd)
         try:
-            output, code, timed_out = await self._execute(args.command, cwd, timeout_ms, pwd_file)
+            output, code, timed_out = await self._execute(
+                args.command, cwd, timeout_ms, pwd_file, _sandbox_wrapper(ctx, cwd)
+            )
             ctx.bash_cwd = _final_cwd(pwd_file) or cwd
         finally:
             with contextlib.suppress(OSError):
@@ -142,18 +145,25 @@ class BashTool(CompactSpec, Tool[BashArgs]):
         )
 
     async def _execute(
-        self, command: str, cwd: Path, timeout_ms: int, pwd_file: str
+        self,
+        command: str,
+        cwd: Path,
+        timeout_ms: int,
+        pwd_file: str,
+        wrap: Callable[[list[str], list[Path]], list[str]] | None = None,
     ) -> tuple[str, int, bool]:
         """(output, exit code, timed out); kills the process group on timeout or cancel."""
         script = f"trap 'pwd >| {shlex.quote(pwd_file)}' EXIT\n{command}"
+        argv = ["bash", "-c", script]
+        if wrap is not None:
+            # The cwd-tracking file must stay writable even where temp dirs are not.
+            argv = wrap(argv, [Path(pwd_file)])
         env = {**os.environ, **EXTRA_ENV}
         read_fd, write_fd = os.pipe()
         pipe = os.fdopen(read_fd, "rb", buffering=0)
         spawn = asyncio.ensure_future(
             asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                script,
+                *argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=write_fd,
                 stderr=write_fd,
@@ -173,7 +183,7 @@ class BashTool(CompactSpec, Tool[BashArgs]):
             raise
         except OSError as e:
             pipe.close()
-            raise ToolError(f"Cannot start bash: {e.strerror or e}") from e
+            raise ToolError(f"Cannot start {argv[0]}: {e.strerror or e}") from e
         finally:
             os.close(write_fd)
         captured = Captured.with_budget(HEAD_BYTES, TAIL_BYTES)
@@ -206,6 +216,22 @@ class BashTool(CompactSpec, Tool[BashArgs]):
             else:
                 pipe.close()
         return captured.text(), code, timed_out
+
+
+def _sandbox_wrapper(
+    ctx: ToolContext, cwd: Path
+) -> Callable[[list[str], list[Path]], list[str]] | None:
+    """The argv wrapper of the session's sandbox (`ctx.services["sandbox"]`), if any.
+
+    Looked up by duck type so the tools layer does not import `aistack_tui.sandbox`; the
+    project and additional directories stay writable inside it.
+    """
+    sandbox = ctx.services.get("sandbox")
+    wrap_command = getattr(sandbox, "wrap_command", None)
+    if wrap_command is None:
+        return None
+    writable = [ctx.project_root, *ctx.additional_directories]
+    return lambda argv, extra: wrap_command(argv, cwd=cwd, writable=[*writable, *extra])
 
 
 def _final_cwd(pwd_file: str) -> Path | None:

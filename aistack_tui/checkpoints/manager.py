@@ -1,0 +1,291 @@
+"""Checkpoints per turn, and undo / rewind that restore files byte for byte.
+
+A *turn* is one user prompt and everything the agent did for it. Before the first call
+that may change files in a turn (Edit, Write, Bash, ...), the working tree is committed to
+the project's shadow repository (`before`); after each batch of tool results it is
+committed again (`after`). Undo restores every path that differs between a turn's
+`before` and `after` to its `before` bytes, removing files the agent created.
+
+A path whose current content differs from the agent's last `after` was changed by hand
+since: undo refuses to overwrite it and reports a conflict unless asked to `force`.
+The turn log is a small JSON file per session beside the shadow repository; the commits
+are chained under `refs/aistack/sessions/<id>` so git never garbage-collects them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from aistack_tui.checkpoints.shadow import ShadowGitError, ShadowRepo, TreeEntry
+from aistack_tui.storage.paths import project_data_dir
+
+
+class CheckpointError(Exception):
+    """Checkpoints cannot work here (unsafe project root, git missing); says why."""
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    """One turn's checkpoints: the commit before its first change and after its last."""
+
+    turn_id: str
+    label: str
+    before: str
+    after: str | None = None
+    created_at: float = field(default_factory=time.time)
+    undone: bool = False
+
+
+@dataclass(slots=True)
+class UndoResult:
+    """What an undo or rewind did, or why it did nothing."""
+
+    ok: bool
+    message: str
+    restored: list[str] = field(default_factory=list)
+    """Paths written back to their earlier bytes."""
+    removed: list[str] = field(default_factory=list)
+    """Paths the agent had created, now deleted."""
+    conflicts: list[str] = field(default_factory=list)
+    """Paths changed by hand after the agent's last edit; left alone unless forced."""
+    turns: list[str] = field(default_factory=list)
+    """The turn ids that were undone, newest first."""
+
+
+class CheckpointManager:
+    """Snapshots and restores one project's working tree for any number of sessions."""
+
+    def __init__(self, home: Path, project_root: Path) -> None:
+        self.project_root = project_root.resolve()
+        self.data_dir = project_data_dir(home, self.project_root)
+        self.repo = ShadowRepo(self.data_dir / "shadow.git", self.project_root)
+        self._lock = asyncio.Lock()
+        self.disabled_reason = _unsafe_root_reason(self.project_root)
+
+    # --- recording ---------------------------------------------------------------------
+
+    async def snapshot(self, session_id: str, turn_id: str, label: str) -> str | None:
+        """Commit the tree before the first change of `turn_id`; later calls are free.
+
+        Returns the turn's `before` commit, or None when checkpoints are off here.
+        """
+        if self.disabled_reason:
+            return None
+        async with self._lock:
+            turns = self._load(session_id)
+            for turn in turns:
+                if turn.turn_id == turn_id and not turn.undone:
+                    return turn.before
+            commit = await self._commit_current(session_id, f"before: {label}")
+            turns.append(TurnRecord(turn_id=turn_id, label=label, before=commit))
+            self._save(session_id, turns)
+            return commit
+
+    async def record_after(self, session_id: str) -> str | None:
+        """Commit the tree as the agent left it, for the session's latest open turn."""
+        if self.disabled_reason:
+            return None
+        async with self._lock:
+            turns = self._load(session_id)
+            live = [t for t in turns if not t.undone]
+            if not live:
+                return None
+            commit = await self._commit_current(session_id, f"after: {live[-1].label}")
+            live[-1].after = commit
+            self._save(session_id, turns)
+            return commit
+
+    def list_turns(self, session_id: str) -> list[TurnRecord]:
+        """The session's turns that changed (or tried to change) files, oldest first."""
+        return [t for t in self._load(session_id) if not t.undone]
+
+    # --- restoring ---------------------------------------------------------------------
+
+    async def undo_last(self, session_id: str, *, force: bool = False) -> UndoResult:
+        """Restore the files changed by the last turn to their state before it."""
+        turns = self.list_turns(session_id)
+        if not turns:
+            return UndoResult(False, "nothing to undo: no checkpoints in this session")
+        return await self.rewind(session_id, turns[-1].turn_id, force=force)
+
+    async def rewind(self, session_id: str, turn_id: str, *, force: bool = False) -> UndoResult:
+        """Restore the files to their state before `turn_id`, undoing it and every later turn.
+
+        `turn_id` may also be a 1-based position in `list_turns()` or a unique id prefix.
+        """
+        if self.disabled_reason:
+            return UndoResult(False, self.disabled_reason)
+        async with self._lock:
+            all_turns = self._load(session_id)
+            live = [t for t in all_turns if not t.undone]
+            index = _find_turn(live, turn_id)
+            if index is None:
+                return UndoResult(False, f"no turn {turn_id!r} in session {session_id}")
+            target = live[index:]
+            current = await self.repo.write_tree()
+            owner: dict[str, TurnRecord] = {}
+            for turn in reversed(target):  # newest first: the last turn to touch a path owns it
+                after = turn.after or current
+                for path in await self.repo.changed_paths(turn.before, after):
+                    owner.setdefault(path, turn)
+            conflicts: set[str] = set()
+            for turn in target:
+                mine = sorted(p for p, t in owner.items() if t is turn)
+                if turn.after is not None and mine:
+                    conflicts |= await self.repo.changed_paths(turn.after, current, mine)
+            if conflicts and not force:
+                names = ", ".join(sorted(conflicts)[:10])
+                return UndoResult(
+                    False,
+                    f"{len(conflicts)} file(s) changed by hand since the agent's edit: {names}."
+                    " Nothing was restored; use --force (or force=True) to overwrite them.",
+                    conflicts=sorted(conflicts),
+                )
+            restored, removed = await self._restore(target[0].before, sorted(owner))
+            for turn in target:
+                turn.undone = True
+            self._save(session_id, all_turns)
+            # The restored state becomes the reference for the next snapshot.
+            await self._commit_current(session_id, f"undo to before: {target[0].label}")
+            ids = [t.turn_id for t in reversed(target)]
+            what = "the last turn" if len(target) == 1 else f"{len(target)} turns"
+            return UndoResult(
+                True,
+                f"undid {what}: {len(restored)} file(s) restored, {len(removed)} removed"
+                + (f", {len(conflicts)} overwritten by force" if conflicts else ""),
+                restored=restored,
+                removed=removed,
+                conflicts=sorted(conflicts),
+                turns=ids,
+            )
+
+    async def _restore(self, before: str, paths: list[str]) -> tuple[list[str], list[str]]:
+        entries = await self.repo.entries(before, paths)
+        restored: list[str] = []
+        removed: list[str] = []
+        for path in paths:
+            target = self.project_root / path
+            entry = entries.get(path)
+            if entry is None:
+                if target.is_symlink() or target.exists():
+                    _remove(target)
+                    removed.append(path)
+                    _prune_empty_parents(target.parent, self.project_root)
+                continue
+            await self._write_entry(target, entry)
+            restored.append(path)
+        return restored, removed
+
+    async def _write_entry(self, target: Path, entry: TreeEntry) -> None:
+        data = await self.repo.blob(entry.sha)
+        if target.is_symlink() or target.is_dir():
+            _remove(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if entry.mode == "120000":
+            os.symlink(os.fsdecode(data), target)
+            return
+        if entry.mode == "160000":  # a nested repository: git stores no content for it
+            return
+        target.write_bytes(data)
+        mode = target.stat().st_mode
+        if entry.mode == "100755":
+            target.chmod(mode | 0o111)
+        else:
+            target.chmod(mode & ~0o111)
+
+    # --- storage -------------------------------------------------------------------------
+
+    async def _commit_current(self, session_id: str, message: str) -> str:
+        try:
+            tree = await self.repo.write_tree()
+            ref = f"refs/aistack/sessions/{_safe(session_id)}"
+            head = (await self.repo.git("rev-parse", "-q", "--verify", ref, check=False))
+            parent = head.decode().strip() or None
+            if parent and await self.repo.tree_of(parent) == tree:
+                return parent  # nothing changed since the last checkpoint: no new commit
+            commit = await self.repo.commit(tree, parent, message)
+            await self.repo.update_ref(ref, commit)
+            return commit
+        except FileNotFoundError as e:
+            raise CheckpointError("checkpoints need git on PATH") from e
+        except ShadowGitError as e:
+            raise CheckpointError(str(e)) from e
+
+    def _log_path(self, session_id: str) -> Path:
+        return self.data_dir / "checkpoints" / f"{_safe(session_id)}.json"
+
+    def _load(self, session_id: str) -> list[TurnRecord]:
+        try:
+            raw = json.loads(self._log_path(session_id).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        out: list[TurnRecord] = []
+        for item in raw.get("turns", []) if isinstance(raw, dict) else []:
+            with contextlib.suppress(TypeError):
+                out.append(TurnRecord(**item))
+        return out
+
+    def _save(self, session_id: str, turns: list[TurnRecord]) -> None:
+        path = self._log_path(session_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(
+            json.dumps({"session_id": session_id, "turns": [asdict(t) for t in turns]}, indent=1),
+            encoding="utf-8",
+        )
+        tmp.replace(path)
+
+
+def _find_turn(turns: list[TurnRecord], key: str) -> int | None:
+    key = key.strip()
+    for i, turn in enumerate(turns):
+        if turn.turn_id == key:
+            return i
+    if key.isdigit() and 1 <= int(key) <= len(turns):
+        return int(key) - 1
+    matches = [i for i, t in enumerate(turns) if key and t.turn_id.startswith(key)]
+    return matches[0] if len(matches) == 1 else None
+
+
+def _unsafe_root_reason(root: Path) -> str:
+    """Snapshotting `/` or a home directory would copy a whole disk into the shadow repo."""
+    home = Path(os.environ.get("HOME", str(Path.home()))).expanduser()
+    with contextlib.suppress(OSError):
+        home = home.resolve()
+    if root == Path(root.anchor) or root == home:
+        return (
+            f"checkpoints are off: {root} is a home or root directory, too large to "
+            "snapshot; start aistack inside a project"
+        )
+    return ""
+
+
+def _safe(session_id: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in session_id) or "_"
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():
+        import shutil
+
+        shutil.rmtree(path)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _prune_empty_parents(directory: Path, root: Path) -> None:
+    """Remove directories left empty by deleting a file the agent created: a directory
+    that held a file before the turn holds it again after the restore, so an empty one
+    was made by the turn (git does not track empty directories, so that is our best guess)."""
+    while directory != root and root in directory.parents:
+        try:
+            directory.rmdir()
+        except OSError:
+            return
+        directory = directory.parent

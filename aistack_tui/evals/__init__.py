@@ -1,0 +1,1 @@
+"""`aistack eval`: coding tasks in fixture repos, run against a model, scored by checkers."""

@@ -1,0 +1,3 @@
+from helper import double
+
+print(double(2))

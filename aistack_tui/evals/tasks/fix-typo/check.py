@@ -1,0 +1,4 @@
+import messages
+
+assert messages.WELCOME == 'Welcome to the app'
+assert messages.GOODBYE == 'See you soon'

@@ -1,0 +1,2 @@
+WELCOME = 'Welcom to the app'
+GOODBYE = 'See you soon'

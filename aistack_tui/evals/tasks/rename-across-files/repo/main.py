@@ -1,0 +1,3 @@
+from utils import fetch_data
+
+print(sum(fetch_data()))

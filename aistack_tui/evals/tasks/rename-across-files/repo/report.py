@@ -1,0 +1,5 @@
+import utils
+
+
+def report():
+    return len(utils.fetch_data())

@@ -1,0 +1,2 @@
+def fetch_data():
+    return [1, 2, 3]

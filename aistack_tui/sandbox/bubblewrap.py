@@ -1,0 +1,109 @@
+"""BubblewrapSandbox: run commands under `bwrap` with writes confined and the network off.
+
+The whole filesystem is bound read-only, then the project, the temp directories and any
+extra writable directories are bound read-write over it; every namespace is unshared
+(`--unshare-all`), so the network is gone unless `--share-net` is asked for. The child
+dies with its parent and `/proc` is the sandbox's own. This is the boundary Codex draws by
+default, under (not instead of) the permission engine.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from functools import cache
+from pathlib import Path
+
+from aistack_tui.sandbox.base import Sandbox, temp_dirs
+
+PROBE_TIMEOUT = 10.0
+
+
+class BubblewrapSandbox(Sandbox):
+    name = "bwrap"
+    confined = True
+
+    def __init__(
+        self,
+        roots: Sequence[Path] = (),
+        *,
+        allow_network: bool = False,
+        writable: Sequence[Path] = (),
+        temp: Sequence[Path] | None = None,
+        bwrap: str = "bwrap",
+    ) -> None:
+        super().__init__(roots)
+        self.allow_network = allow_network
+        self.writable = [Path(w).expanduser().resolve() for w in writable]
+        self.temp = temp_dirs() if temp is None else [Path(t).resolve() for t in temp]
+        """Scratch directories left writable (default: $TMPDIR, /tmp, /var/tmp)."""
+        self.bwrap = bwrap
+
+    def writable_dirs(self, extra: Sequence[Path] = ()) -> list[Path]:
+        """Project roots, temp dirs and extras that exist (bwrap cannot bind a missing path).
+
+        An extra may be a single file (Bash's cwd-tracking file), bound on its own.
+        """
+        out: list[Path] = []
+        for d in [*self.roots, *self.writable, *self.temp, *extra]:
+            d = Path(d).resolve()
+            if d.exists() and d not in out:
+                out.append(d)
+        return out
+
+    def wrap_command(
+        self, argv: list[str], *, cwd: Path, writable: Sequence[Path] = ()
+    ) -> list[str]:
+        args = [self.bwrap, *base_flags(self.allow_network)]
+        for d in self.writable_dirs(writable):
+            args += ["--bind", str(d), str(d)]
+        args += ["--chdir", str(cwd.resolve()), "--", *argv]
+        return args
+
+
+def base_flags(allow_network: bool) -> list[str]:
+    flags = [
+        "--ro-bind", "/", "/",
+        "--dev", "/dev",
+        "--proc", "/proc",
+        "--unshare-all",
+        "--die-with-parent",
+    ]
+    if allow_network:
+        flags.append("--share-net")
+    return flags
+
+
+def find_bwrap() -> str | None:
+    return shutil.which("bwrap")
+
+
+@cache
+def probe_bwrap(bwrap: str, allow_network: bool) -> str:
+    """'' when bwrap starts here with our flags; otherwise why it cannot (its own words).
+
+    Cached per process: a container without user namespaces will not grow them later.
+    """
+    if not sys.platform.startswith("linux"):
+        return f"bubblewrap needs Linux (this is {sys.platform})"
+    try:
+        proc = subprocess.run(
+            [bwrap, *base_flags(allow_network), "--", "true"],
+            capture_output=True,
+            text=True,
+            timeout=PROBE_TIMEOUT,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{bwrap} could not be run: {e}"
+    if proc.returncode != 0:
+        detail = proc.stderr.strip().splitlines()
+        why = detail[-1] if detail else f"exit {proc.returncode}"
+        return (
+            f"{bwrap} cannot create its namespaces here ({why}); user namespaces may be "
+            "disabled (sysctl kernel.unprivileged_userns_clone / "
+            "user.max_user_namespaces, or a container without them)"
+        )
+    return ""
