@@ -359,6 +359,7 @@ async def open_session(
     from aistack_tui.agent.compaction import CompactionSettings
     from aistack_tui.agent.hooks import HookRunner
     from aistack_tui.agent.runtime import Agent
+    from aistack_tui.agent.subagents import TaskTool
     from aistack_tui.agent.tool_runner import ToolRunner
     from aistack_tui.context.system_prompt import build_system_prompt
     from aistack_tui.llm.retry import RetryPolicy
@@ -440,6 +441,7 @@ async def open_session(
             ),
             on_compacted=extensions.store_summary_for(info.id),
         )
+        tools.register(TaskTool(lambda: agent))
         for warning in extensions.warnings:
             agent.notify(warning)
         if hook_runner is not None:
@@ -455,8 +457,34 @@ async def open_session(
             extensions=extensions,
         )
         agent.hooks = PersistingHooks(session)
+        attach_safety(session)
         cleanup.pop_all()  # success: the session owns everything now
     return session
+
+
+def attach_safety(session: AgentSession) -> None:
+    """Checkpoints before every mutating call, and the Bash sandbox when asked for."""
+    from aistack_tui.checkpoints.manager import CheckpointManager
+    from aistack_tui.checkpoints.wiring import attach_checkpoints
+    from aistack_tui.sandbox import SandboxError, detect_sandbox
+
+    config = session.config
+    settings = config.loaded.settings
+    if settings.sandbox != "off":
+        try:
+            sandbox, notice = detect_sandbox(
+                settings.sandbox,
+                settings.sandbox_network,
+                project_root=config.project_root,
+                writable=list(session.engine.additional_directories),
+            )
+        except SandboxError as e:
+            raise ConfigError(f"sandbox: {e}") from e
+        session.tool_context.services["sandbox"] = sandbox
+        if notice:
+            session.agent.notify(notice)
+    if settings.checkpoints:
+        attach_checkpoints(session, CheckpointManager(config.home, config.project_root))
 
 
 async def _load_or_create(

@@ -128,6 +128,15 @@ class ErrorOccurred:
 
 
 @dataclass(frozen=True, slots=True)
+class SubagentEvent:
+    """An event of a `Task` subagent, shown inside that call's card."""
+
+    tool_use_id: str
+    description: str
+    event: AgentEvent
+
+
+@dataclass(frozen=True, slots=True)
 class TurnEnded:
     """The run finished; always the last event."""
 
@@ -154,5 +163,6 @@ AgentEvent: TypeAlias = (
     | UsageUpdated
     | Notice
     | ErrorOccurred
+    | SubagentEvent
     | TurnEnded
 )

@@ -16,6 +16,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from aistack_tui.agent import events as ev
+from aistack_tui.agent.compaction import (
+    CompactionResult,
+    CompactionSettings,
+    compact,
+    usage_ratio,
+)
 from aistack_tui.agent.history import repair_history
 from aistack_tui.agent.hooks import HookRunner
 from aistack_tui.agent.ports import LifecycleHooks, NoHooks
@@ -71,6 +77,8 @@ class Agent:
         context_injector: ContextInjector | None = None,
         max_output_tokens: int | None = None,
         hook_runner: HookRunner | None = None,
+        compaction: CompactionSettings | None = None,
+        on_compacted: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.provider = provider
         self.model_info = model_info
@@ -83,6 +91,9 @@ class Agent:
         self.context_injector = context_injector
         self.max_output_tokens = max_output_tokens
         self.hook_runner = hook_runner
+        self.compaction = compaction or CompactionSettings()
+        self.on_compacted = on_compacted
+        self._warned_context = False
         self.notices: list[ev.Notice] = []
         self.queues = MessageQueues()
         self.totals = UsageTotals()
@@ -268,6 +279,9 @@ class Agent:
         are dropped, so nothing half-specified ever runs) and nothing else is yielded.
         """
         request = await self._build_request()
+        async for notice in self._maybe_compact(request):
+            yield notice
+            request = await self._build_request()
         queue: asyncio.Queue[Any] = asyncio.Queue()
         api_started = time.monotonic()
 
@@ -355,6 +369,66 @@ class Agent:
             context_window=self.model_info.context_window,
         )
         yield message
+
+    def _available_tokens(self) -> int:
+        max_out = self.max_output_tokens or self.model_info.max_output_tokens
+        return max(1, self.model_info.context_window - max_out)
+
+    async def _maybe_compact(self, request: lt.LLMRequest) -> AsyncIterator[ev.Notice]:
+        """Warn past the soft threshold; compact past the hard one (yields one notice)."""
+        max_out = self.max_output_tokens or self.model_info.max_output_tokens
+        ratio = usage_ratio(request, self.model_info.context_window, max_out)
+        if ratio >= self.compaction.auto_ratio:
+            result = await self.compact_now()
+            if result is not None:
+                yield ev.Notice(
+                    f"Context compacted (phase {result.phase}): "
+                    f"{result.before_tokens:,} → {result.after_tokens:,} tokens",
+                    "info",
+                )
+        elif ratio >= self.compaction.warn_ratio and not self._warned_context:
+            self._warned_context = True
+            yield ev.Notice(
+                f"Context is {ratio:.0%} full; it will be compacted automatically at "
+                f"{self.compaction.auto_ratio:.0%} (or use /compact).",
+                "warning",
+            )
+
+    async def compact_now(
+        self, instructions: str = "", *, force_summary: bool = False
+    ) -> CompactionResult | None:
+        """Compact the history now (`/compact`); persists the result for resumes."""
+        request = lt.LLMRequest(
+            system=self.system_prompt,
+            messages=repair_history(self.messages),
+            tools=self.runner.tools.specs(),
+            max_tokens=self.max_output_tokens or self.model_info.max_output_tokens,
+        )
+        target = int(self._available_tokens() * self.compaction.warn_ratio)
+        result = await compact(
+            self.provider,
+            request,
+            target_tokens=target,
+            instructions=instructions,
+            force_summary=force_summary or bool(instructions),
+        )
+        if result is None:
+            return None
+        self._warned_context = False
+        if result.phase == 2:
+            # Stored history gets the summary and fresh copies of the kept tail after it,
+            # so a resumed session starts from the summary with nothing lost or doubled.
+            fresh = [result.messages[0]] + [
+                m.model_copy(update={"id": lt.new_message_id()}) for m in result.messages[1:]
+            ]
+            for message in fresh:
+                await self.hooks.on_message(message)
+            self.messages = fresh
+            if self.on_compacted is not None:
+                await self.on_compacted(result.summary)
+        else:
+            self.messages = result.messages
+        return result
 
     async def _run_tools(
         self, calls: list[lt.ToolUseBlock]

@@ -184,7 +184,11 @@ class ToolRunner:
                 if self.before_mutation is not None and not tool.read_only:
                     await self.before_mutation(call.id, call.name, dict(call.input))
                 emit(ToolStarted(call.id, call.name))
-                output = await tool.run(args, self.context)
+                run_with_events = getattr(tool, "run_with_events", None)
+                if run_with_events is not None:  # Task: its child's events reach the UI
+                    output = await run_with_events(args, self.context, emit, call.id)
+                else:
+                    output = await tool.run(args, self.context)
         except ToolError as e:
             return finish(f"Error: {e}", True)
         except asyncio.CancelledError:

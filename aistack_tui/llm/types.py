@@ -108,6 +108,8 @@ class Message(BaseModel):
     usage: Usage | None = None
     stop_reason: str | None = None
     created_at: float = Field(default_factory=time.time)
+    kind: str | None = None
+    """Agent-only marker (e.g. a compaction summary); never sent to a provider as such."""
 
     def text(self) -> str:
         return "".join(b.text for b in self.content if isinstance(b, TextBlock))

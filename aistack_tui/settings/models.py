@@ -42,6 +42,11 @@ class RetrySettings(_Strict):
     max_delay: float = Field(30.0, ge=0)
 
 
+class CompactionSettingsModel(_Strict):
+    warn_ratio: float = Field(0.6, alias="warnRatio", gt=0, lt=1)
+    auto_ratio: float = Field(0.8, alias="autoRatio", gt=0, lt=1)
+
+
 class Settings(BaseModel):
     """Merged settings of every layer (see `settings.layers`)."""
 
@@ -62,3 +67,7 @@ class Settings(BaseModel):
     hooks: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     api_keys: dict[str, SecretStr] = Field(default_factory=dict, alias="apiKeys")
     mcp_connect_timeout: float = Field(10.0, alias="mcpConnectTimeout", gt=0)
+    compaction: CompactionSettingsModel = Field(default_factory=CompactionSettingsModel)
+    sandbox: Literal["off", "auto", "bwrap"] = "off"
+    sandbox_network: bool = Field(False, alias="sandboxNetwork")
+    checkpoints: bool = True

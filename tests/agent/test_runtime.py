@@ -33,8 +33,10 @@ class ScriptedApprover:
 
 async def start(server: FakeLLMServer, provider: str, approver=None, **options) -> AgentSession:
     env = {**os.environ, **server.env(provider)}
-    (Path(env["AISTACK_HOME"]) / "settings.json").write_text(
-        json.dumps({"retry": {"base_delay": 0.01, "max_delay": 0.05}}))
+    path = Path(env["AISTACK_HOME"]) / "settings.json"
+    settings = json.loads(path.read_text()) if path.exists() else {}
+    settings["retry"] = {"base_delay": 0.01, "max_delay": 0.05}
+    path.write_text(json.dumps(settings))
     config = make_run_config(env=env, model=MODELS[provider], **options)
     return await open_session(config, approver or DenyAll())
 
