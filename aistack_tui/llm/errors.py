@@ -80,9 +80,7 @@ def error_for_status(
         cls = RateLimitError
     elif status == 529:
         cls = OverloadedError
-    elif status in RETRYABLE_STATUS:
-        cls = ServerError
-    elif 500 <= status < 600:
+    elif status in RETRYABLE_STATUS or 500 <= status < 600:
         cls = ServerError
     else:
         cls = BadRequestError
