@@ -11,7 +11,7 @@ import contextlib
 import dataclasses
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,12 +23,14 @@ if TYPE_CHECKING:
     from aistack_tui.agent.hooks import HookGroup
     from aistack_tui.agent.ports import ApprovalHandler
     from aistack_tui.agent.runtime import Agent
+    from aistack_tui.checkpoints.manager import CheckpointManager
     from aistack_tui.llm.model_info import ModelInfo
     from aistack_tui.llm.provider import Provider
     from aistack_tui.llm.types import Message
     from aistack_tui.permissions.engine import PermissionEngine
     from aistack_tui.sessions.models import SessionInfo
     from aistack_tui.sessions.sqlite_store import SqliteSessionStore
+    from aistack_tui.settings.trust import TrustItem
     from aistack_tui.tools.base import ToolContext
     from aistack_tui.wiring import Extensions
 
@@ -38,6 +40,9 @@ DEFAULT_MODELS: dict[str, str] = {
     "google": "gemini-2.5-pro",
 }
 CREDENTIALS_FILE = "credentials.json"
+
+
+TrustPrompt = Callable[[list["TrustItem"]], Awaitable[bool]]
 
 
 class NoProviderError(ConfigError):
@@ -67,6 +72,8 @@ class RunConfig:
     mcp_config: Path | None = None
     verbose: bool = False
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    trust_prompt: TrustPrompt | None = None
+    """The TUI's "run this project's MCP servers and hooks?" dialog; None runs them."""
 
 
 def make_run_config(
@@ -243,6 +250,7 @@ class AgentSession:
     ) -> None:
         self.config = config
         self.extensions = extensions
+        self.checkpoints: CheckpointManager | None = None
         self.agent = agent
         self.engine = engine
         self.store = store
@@ -338,14 +346,59 @@ def build_permission_engine(config: RunConfig) -> PermissionEngine:
         raise ConfigError(str(e)) from e
 
 
-def parse_hook_settings(config: RunConfig) -> dict[str, list[HookGroup]]:
-    """Validate the `hooks` setting up front: a malformed one is a configuration error."""
-    from aistack_tui.agent.hooks import HookConfigError, parse_hooks
+def parse_hook_settings(
+    config: RunConfig, *, include_project: bool = True
+) -> dict[str, list[HookGroup]]:
+    """Validate the `hooks` setting up front: a malformed one is a configuration error.
 
-    try:
-        return parse_hooks(config.loaded.settings.hooks)
-    except HookConfigError as e:
-        raise ConfigError(str(e)) from e
+    With `include_project=False` the project's own settings files are left out (the user
+    did not trust the project's hooks).
+    """
+    from aistack_tui.agent.hooks import HookConfigError, parse_hooks
+    from aistack_tui.settings.layers import merge
+
+    raw: dict[str, Any] = {}
+    for layer in config.loaded.layers:
+        hooks = layer.data.get("hooks")
+        if not isinstance(hooks, dict):
+            continue
+        try:
+            parse_hooks(hooks, layer.source)
+        except HookConfigError as e:
+            raise ConfigError(str(e)) from e
+        if include_project or not _is_project_layer(config, layer.path):
+            raw = merge(raw, hooks)
+    return parse_hooks(raw)
+
+
+def _is_project_layer(config: RunConfig, path: Path | None) -> bool:
+    return path is not None and path.resolve().is_relative_to(config.project_root.resolve())
+
+
+async def check_project_trust(config: RunConfig) -> bool:
+    """Whether the project's MCP servers and hooks may run (asking the TUI's dialog once)."""
+    from aistack_tui.mcp.config import load_mcp_config
+    from aistack_tui.settings.trust import TrustItem, hooks_fingerprint, remember, untrusted
+
+    if config.trust_prompt is None:
+        return True
+    items: list[TrustItem] = []
+    servers, _warnings = load_mcp_config(config.project_root, config.mcp_config, {}, config.env)
+    for name, server in servers.items():
+        if server.scope == "project":
+            items.append(TrustItem("mcp", name, server.describe(), server.fingerprint))
+    for layer in config.loaded.layers:
+        hooks = layer.data.get("hooks")
+        if isinstance(hooks, dict) and hooks and _is_project_layer(config, layer.path):
+            detail = ", ".join(sorted(hooks))
+            items.append(TrustItem("hooks", layer.source, detail, hooks_fingerprint(hooks)))
+    pending = untrusted(config.home, config.project_root, items)
+    if not pending:
+        return True
+    if await config.trust_prompt(pending):
+        remember(config.home, config.project_root, pending)
+        return True
+    return False
 
 
 async def open_session(
@@ -370,7 +423,9 @@ async def open_session(
 
     model_string = resolve_model_string(config)
     engine = build_permission_engine(config)
-    hooks = parse_hook_settings(config)
+    parse_hook_settings(config)  # fail fast on a malformed setting, before asking anything
+    trusted = await check_project_trust(config)
+    hooks = parse_hook_settings(config, include_project=trusted)
     settings = config.loaded.settings
     async with contextlib.AsyncExitStack() as cleanup:
         provider, model_info = build_provider(config, model_string)
@@ -401,6 +456,7 @@ async def open_session(
             session_id=info.id,
             context_window=model_info.context_window,
             interactive=interactive,
+            trust_project_servers=trusted,
         )
         cleanup.push_async_callback(extensions.aclose)
         system_prompt = build_system_prompt(
@@ -484,7 +540,8 @@ def attach_safety(session: AgentSession) -> None:
         if notice:
             session.agent.notify(notice)
     if settings.checkpoints:
-        attach_checkpoints(session, CheckpointManager(config.home, config.project_root))
+        session.checkpoints = CheckpointManager(config.home, config.project_root)
+        attach_checkpoints(session, session.checkpoints)
 
 
 async def _load_or_create(

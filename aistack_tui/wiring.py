@@ -123,7 +123,12 @@ def attach_skills(
 
 
 async def attach_mcp(
-    config: RunConfig, tools: ToolRegistry, context: ToolContext, context_window: int
+    config: RunConfig,
+    tools: ToolRegistry,
+    context: ToolContext,
+    context_window: int,
+    *,
+    trust_project_servers: bool = True,
 ) -> tuple[McpManager | None, list[str]]:
     from aistack_tui.mcp.config import load_mcp_config
 
@@ -131,6 +136,13 @@ async def attach_mcp(
     configs, warnings = load_mcp_config(
         config.project_root, config.mcp_config, settings.mcp_servers, config.env
     )
+    if not trust_project_servers:
+        skipped = sorted(n for n, c in configs.items() if c.scope == "project")
+        configs = {n: c for n, c in configs.items() if c.scope != "project"}
+        if skipped:
+            warnings.append(
+                "Not starting this project's MCP servers (not trusted): " + ", ".join(skipped)
+            )
     if not configs:
         return None, warnings
     from aistack_tui.mcp.manager import McpManager
@@ -190,6 +202,7 @@ async def attach_extensions(
     session_id: str,
     context_window: int,
     interactive: bool = False,
+    trust_project_servers: bool = True,
 ) -> Extensions:
     from aistack_tui.context.injection import ContextInjector
 
@@ -197,7 +210,9 @@ async def attach_extensions(
     try:
         ext.skills = attach_skills(config, tools, context, engine)
         ext.warnings.extend(ext.skills.problems)
-        ext.mcp, warnings = await attach_mcp(config, tools, context, context_window)
+        ext.mcp, warnings = await attach_mcp(
+            config, tools, context, context_window, trust_project_servers=trust_project_servers
+        )
         ext.warnings.extend(warnings)
         ext.memory = await attach_memory(config, tools, context, session_id)
         ext.knowledge = await attach_knowledge(config, tools, context, watch=interactive)

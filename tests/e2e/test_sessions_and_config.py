@@ -40,8 +40,11 @@ def test_sigkill_mid_turn_then_continue(git_repo: Path, aistack_home: Path) -> N
                                 stderr=subprocess.PIPE)
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
-            if (aistack_home / "aistack.db").exists() and len(stored_messages(aistack_home)) >= 3:
-                break
+            try:
+                if len(stored_messages(aistack_home)) >= 3:
+                    break
+            except sqlite3.OperationalError:
+                pass  # the database or its tables are still being created
             time.sleep(0.05)
         while len(server.model_requests) < 2 and time.monotonic() < deadline:
             time.sleep(0.02)
