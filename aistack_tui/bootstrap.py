@@ -70,6 +70,7 @@ class RunConfig:
     no_memory: bool = False
     no_knowledge: bool = False
     mcp_config: Path | None = None
+    max_budget_usd: float | None = None
     verbose: bool = False
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     trust_prompt: TrustPrompt | None = None
@@ -212,6 +213,28 @@ def build_provider(config: RunConfig, model_string: str) -> tuple[Provider, Mode
     return create_provider(pconfig, model), info
 
 
+class ModelRouter:
+    """Providers for kinds of work (`compaction`, `subagent`, `title`) named in settings,
+    built on first use and closed with the session; None means "use the main model"."""
+
+    def __init__(self, config: RunConfig, routes: dict[str, str | None]) -> None:
+        self.config = config
+        self.routes = {kind: model for kind, model in routes.items() if model}
+        self._providers: dict[str, Provider] = {}
+
+    def provider_for(self, kind: str) -> Provider | None:
+        model = self.routes.get(kind)
+        if model is None:
+            return None
+        if model not in self._providers:
+            self._providers[model] = build_provider(self.config, model)[0]
+        return self._providers[model]
+
+    async def aclose(self) -> None:
+        for provider in self._providers.values():
+            await provider.aclose()
+
+
 @dataclass
 class PersistingHooks:
     """Appends every completed message to the session store as it happens."""
@@ -251,6 +274,7 @@ class AgentSession:
         self.config = config
         self.extensions = extensions
         self.checkpoints: CheckpointManager | None = None
+        self.router: ModelRouter | None = None
         self.agent = agent
         self.engine = engine
         self.store = store
@@ -306,6 +330,8 @@ class AgentSession:
             await self.record_usage()
         finally:
             await self.extensions.aclose()
+            if self.router is not None:
+                await self.router.aclose()
             await self.agent.provider.aclose()
             await self.store.close()
 
@@ -412,6 +438,7 @@ async def open_session(
     from aistack_tui.agent.compaction import CompactionSettings
     from aistack_tui.agent.hooks import HookRunner
     from aistack_tui.agent.runtime import Agent
+    from aistack_tui.agent.stops import RunLimits
     from aistack_tui.agent.subagents import TaskTool
     from aistack_tui.agent.tool_runner import ToolRunner
     from aistack_tui.context.system_prompt import build_system_prompt
@@ -477,6 +504,7 @@ async def open_session(
             started = await hook_runner.session_start("resume" if history else "startup")
             if started:
                 system_prompt += f"\n\n<session_start_context>\n{started}\n</session_start_context>"
+        router = ModelRouter(config, settings.router.model_dump())
         agent = Agent(
             hook_runner=hook_runner,
             provider=provider,
@@ -488,6 +516,8 @@ async def open_session(
                 max_retries=settings.retry.max_retries,
                 base_delay=settings.retry.base_delay,
                 max_delay=settings.retry.max_delay,
+                strategy=settings.retry.strategy,
+                per_error=dict(settings.retry.per_error),
             ),
             max_turns=config.max_turns,
             context_injector=extensions.injector,
@@ -496,7 +526,21 @@ async def open_session(
                 auto_ratio=settings.compaction.auto_ratio,
             ),
             on_compacted=extensions.store_summary_for(info.id),
+            limits=RunLimits(
+                max_tokens=settings.limits.max_tokens,
+                max_cost_usd=config.max_budget_usd or settings.limits.max_budget_usd,
+                max_wall_seconds=settings.limits.max_wall_seconds,
+                max_consecutive_tool_failures=settings.limits.max_consecutive_tool_failures,
+            ),
+            fallback=(
+                (lambda: build_provider(config, settings.fallback_model or ""))
+                if settings.fallback_model
+                else None
+            ),
+            breaker_threshold=settings.retry.breaker_threshold,
+            provider_for=router.provider_for,
         )
+        cleanup.push_async_callback(router.aclose)
         tools.register(TaskTool(lambda: agent))
         for warning in extensions.warnings:
             agent.notify(warning)
@@ -514,6 +558,7 @@ async def open_session(
         )
         agent.hooks = PersistingHooks(session)
         attach_safety(session)
+        session.router = router
         cleanup.pop_all()  # success: the session owns everything now
     return session
 

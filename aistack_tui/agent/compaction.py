@@ -22,6 +22,7 @@ from aistack_tui.llm.types import (
     ThinkingBlock,
     ToolResultBlock,
     ToolUseBlock,
+    Usage,
 )
 
 SUMMARY_KIND = "compaction_summary"
@@ -53,6 +54,8 @@ class CompactionResult:
     after_tokens: int
     phase: int  # 1: tool results truncated; 2: older part summarised
     summary: str = ""
+    usage: Usage | None = None
+    model: str = ""
 
 
 def usage_ratio(request: LLMRequest, context_window: int, max_output: int) -> float:
@@ -173,4 +176,12 @@ async def compact(
     summary = reply.text().strip() or "(the summary was empty)"
     compacted = [summary_message(summary), *tail]
     final = request.model_copy(update={"messages": compacted})
-    return CompactionResult(compacted, before, estimate_request_tokens(final), 2, summary)
+    return CompactionResult(
+        compacted,
+        before,
+        estimate_request_tokens(final),
+        2,
+        summary,
+        usage=reply.usage,
+        model=f"{provider.name}/{provider.model}",
+    )

@@ -19,7 +19,8 @@ EndReason: TypeAlias = Literal[
     "max_turns",
     "interrupted",
     "error",
-    "budget",
+    "budget",  # a hard limit: tokens, cost or wall time
+    "tool_failures",  # too many tool calls failed in a row
     "stop_hook",
 ]
 
@@ -147,6 +148,8 @@ class TurnEnded:
     cost_usd: float | None
     duration_ms: int
     duration_api_ms: int
+    detail: str = ""
+    """Why a limit stopped the run, in words for the user."""
 
 
 AgentEvent: TypeAlias = (

@@ -26,6 +26,12 @@ from aistack_tui.agent.history import repair_history
 from aistack_tui.agent.hooks import HookRunner
 from aistack_tui.agent.ports import LifecycleHooks, NoHooks
 from aistack_tui.agent.queues import MessageQueues
+from aistack_tui.agent.stops import (
+    LimitReachedError,
+    RunLimits,
+    check_hard_limits,
+    check_tool_failures,
+)
 from aistack_tui.agent.tool_runner import ToolRunner
 from aistack_tui.llm import types as lt
 from aistack_tui.llm.errors import ProviderError
@@ -40,6 +46,15 @@ ContextInjector = Callable[[list[lt.Message]], Awaitable[str]]
 _DONE = object()
 _INTERRUPTED = object()
 MAX_STOP_HOOK_CONTINUATIONS = 5
+
+
+class _BreakerTrippedError(Exception):
+    """The provider failed `failures` times in a row: switch to the fallback model."""
+
+    def __init__(self, error: Exception, failures: int) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.failures = failures
 
 
 class _PromptBlockedError(Exception):
@@ -79,6 +94,10 @@ class Agent:
         hook_runner: HookRunner | None = None,
         compaction: CompactionSettings | None = None,
         on_compacted: Callable[[str], Awaitable[None]] | None = None,
+        limits: RunLimits | None = None,
+        fallback: Callable[[], tuple[Provider, ModelInfo]] | None = None,
+        breaker_threshold: int = 5,
+        provider_for: Callable[[str], Provider | None] | None = None,
     ) -> None:
         self.provider = provider
         self.model_info = model_info
@@ -94,6 +113,11 @@ class Agent:
         self.compaction = compaction or CompactionSettings()
         self.on_compacted = on_compacted
         self._warned_context = False
+        self.limits = limits or RunLimits()
+        self.fallback = fallback
+        self.breaker_threshold = breaker_threshold
+        self.provider_for = provider_for or (lambda _kind: None)
+        self._consecutive_failures = 0
         self.notices: list[ev.Notice] = []
         self.queues = MessageQueues()
         self.totals = UsageTotals()
@@ -151,6 +175,7 @@ class Agent:
         turns = 0
         reason: ev.EndReason = "completed"
         final_text = ""
+        detail = ""
         try:
             content: list[lt.ContentBlock] = (
                 [lt.TextBlock(text=prompt)] if isinstance(prompt, str) else list(prompt)
@@ -170,10 +195,17 @@ class Agent:
             async for event in self._add(user):
                 yield event
             stop_continuations = 0
+            tool_failures = 0
             while True:
                 if self.max_turns is not None and turns >= self.max_turns:
                     reason = "max_turns"
                     break
+                check_hard_limits(
+                    self.limits,
+                    usage=_minus(self.totals.usage, usage_before),
+                    cost_usd=_cost_since(self.totals.cost_usd, cost_before),
+                    started=started,
+                )
                 turns += 1
                 yield ev.TurnStarted(turns, self.provider.name, self.provider.model)
                 assistant: lt.Message | None = None
@@ -216,6 +248,10 @@ class Agent:
                         yield item
                 for notice in self._drain_notices():
                     yield notice
+                if results and all(r.is_error for r in results):
+                    tool_failures += len(results)
+                else:
+                    tool_failures = 0
                 blocks: list[lt.ContentBlock] = list(results or [])
                 steering = self.queues.take_steering()
                 if steering:
@@ -226,18 +262,22 @@ class Agent:
                 if self._interrupt.is_set():
                     reason = "interrupted"
                     break
+                check_tool_failures(self.limits, tool_failures)
         except _PromptBlockedError:
             reason = "stop_hook"
+        except LimitReachedError as e:
+            reason = e.reason  # type: ignore[assignment]
+            detail = e.detail
+            yield ev.Notice(e.detail, "warning")
         except ProviderError as e:
             reason = "error"
             await self.hooks.on_error(e)
             yield ev.ErrorOccurred(str(e), type(e).__name__, e.retryable)
         finally:
             self._running = False
-        cost = None
-        if self.totals.cost_usd is not None:
-            cost = self.totals.cost_usd - (cost_before or 0.0)
+        cost = _cost_since(self.totals.cost_usd, cost_before)
         yield ev.TurnEnded(
+            detail=detail,
             reason=reason,
             num_turns=turns,
             final_text=final_text,
@@ -273,6 +313,27 @@ class Agent:
         )
 
     async def _stream_turn(self) -> AsyncIterator[ev.AgentEvent | lt.Message]:
+        """One response, moving to the fallback model if the provider keeps failing."""
+        while True:
+            try:
+                async for item in self._stream_once():
+                    yield item
+                return
+            except _BreakerTrippedError as trip:
+                if self.fallback is None:
+                    raise trip.error from None
+                old = f"{self.provider.name}/{self.provider.model}"
+                provider, info = self.fallback()
+                self.fallback = None  # one switch per session: no ping-pong
+                self.switch_model(provider, info)
+                self._consecutive_failures = 0
+                yield ev.Notice(
+                    f"{old} failed {trip.failures} times in a row ({trip.error}); "
+                    f"continuing on the fallback model {provider.name}/{provider.model}.",
+                    "warning",
+                )
+
+    async def _stream_once(self) -> AsyncIterator[ev.AgentEvent | lt.Message]:
         """Stream one response; yields events, then the completed assistant message.
 
         On interrupt the partial text becomes the assistant message (incomplete tool calls
@@ -306,6 +367,9 @@ class Agent:
                 if item is _DONE or item is _INTERRUPTED:
                     break
                 if isinstance(item, BaseException):
+                    if isinstance(item, ProviderError) and self.fallback is not None:
+                        self._consecutive_failures += 1
+                        raise _BreakerTrippedError(item, self._consecutive_failures)
                     raise item
                 match item:
                     case lt.TextDelta(text=text):
@@ -315,8 +379,15 @@ class Agent:
                         yield ev.ThinkingDelta(text)
                     case lt.StreamRetrying(error=error, attempt=attempt, delay=delay):
                         partial.clear()
+                        self._consecutive_failures += 1
+                        if (
+                            self.fallback is not None
+                            and self._consecutive_failures >= self.breaker_threshold
+                        ):
+                            raise _BreakerTrippedError(error, self._consecutive_failures)
                         yield ev.StreamReset(str(error), attempt, delay)
                     case lt.StreamDone() as finished_stream:
+                        self._consecutive_failures = 0
                         done = finished_stream
                     case _:
                         pass
@@ -405,8 +476,9 @@ class Agent:
             max_tokens=self.max_output_tokens or self.model_info.max_output_tokens,
         )
         target = int(self._available_tokens() * self.compaction.warn_ratio)
+        summariser = self.provider_for("compaction") or self.provider
         result = await compact(
-            self.provider,
+            summariser,
             request,
             target_tokens=target,
             instructions=instructions,
@@ -414,6 +486,10 @@ class Agent:
         )
         if result is None:
             return None
+        if result.usage is not None:
+            info = self.model_info if summariser is self.provider else None
+            cost = cost_usd(info, result.usage) if info is not None else None
+            self.totals.add(result.model, result.usage, cost)
         self._warned_context = False
         if result.phase == 2:
             # Stored history gets the summary and fresh copies of the kept tail after it,
@@ -453,6 +529,10 @@ class Agent:
         finally:
             self._active_queue = None
         yield task.result()
+
+
+def _cost_since(total: float | None, before: float | None) -> float | None:
+    return None if total is None else total - (before or 0.0)
 
 
 def _minus(a: lt.Usage, b: lt.Usage) -> lt.Usage:

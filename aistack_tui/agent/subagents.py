@@ -75,7 +75,7 @@ class TaskTool(Tool[TaskArgs]):
             before_mutation=parent.runner.before_mutation,
         )
         child = Agent(
-            provider=parent.provider,
+            provider=parent.provider_for("subagent") or parent.provider,
             model_info=parent.model_info,
             runner=runner,
             system_prompt=f"{parent.system_prompt}\n\n{SUBAGENT_PROMPT}",

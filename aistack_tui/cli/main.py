@@ -59,6 +59,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--disallowed-tools", "--disallowedTools", nargs="+", action="extend",
                    default=[], metavar="RULE", help="extra deny rules")
     p.add_argument("--max-turns", type=int, metavar="N", help="stop after N model turns")
+    p.add_argument("--max-budget-usd", type=float, metavar="USD",
+                   help="stop when this run has cost this much")
     p.add_argument("--system-prompt", metavar="TEXT", help="replace the built-in system prompt")
     p.add_argument("--append-system-prompt", metavar="TEXT", help="extend the system prompt")
     p.add_argument("--mcp-config", metavar="PATH", help="MCP servers file instead of .mcp.json")
@@ -106,6 +108,7 @@ def _run_main(args: argparse.Namespace) -> int:
             no_memory=args.no_memory,
             no_knowledge=args.no_knowledge,
             mcp_config=Path(args.mcp_config) if args.mcp_config else None,
+            max_budget_usd=args.max_budget_usd,
             verbose=args.verbose,
         )
         if not print_mode:

@@ -10,12 +10,30 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Literal
 
 from aistack_tui.llm.errors import ProviderError
 from aistack_tui.llm.provider import Provider
 from aistack_tui.llm.types import LLMRequest, StreamDone, StreamEvent, StreamRetrying
+
+BackoffStrategy = Literal["fixed", "linear", "exponential", "fibonacci"]
+BACKOFF_STRATEGIES: tuple[str, ...] = ("fixed", "linear", "exponential", "fibonacci")
+
+
+def backoff_factor(strategy: str, attempt: int) -> float:
+    """Multiplier of the base delay for retry `attempt` (1-based)."""
+    if strategy == "fixed":
+        return 1.0
+    if strategy == "linear":
+        return float(attempt)
+    if strategy == "fibonacci":
+        a, b = 1, 1
+        for _ in range(attempt - 1):
+            a, b = b, a + b
+        return float(a)
+    return float(2 ** (attempt - 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,20 +46,26 @@ class RetryPolicy:
     jitter: float = 0.2
     """Relative spread: 0.2 turns a 4 s delay into anything from 3.2 s to 4.8 s, so
     clients that failed together do not all come back at the same instant."""
+    strategy: BackoffStrategy = "exponential"
+    per_error: Mapping[str, BackoffStrategy] = field(default_factory=dict)
+    """Strategy by error class name (`RateLimitError`, `OverloadedError`, `ServerError`,
+    `ProviderConnectionError`, `ProviderTimeoutError`), overriding `strategy`."""
 
     def delay(
         self,
         attempt: int,
         retry_after: float | None = None,
         rand: Callable[[], float] = random.random,
+        error_kind: str | None = None,
     ) -> float:
         """Seconds to wait before retry number `attempt` (1-based).
 
-        Exponential backoff with jitter, but never shorter than the server's
-        `retry-after` (itself capped at `max_delay`, so a server asking for an hour
-        does not freeze the session).
+        Backoff by the strategy for this error class, with jitter, but never shorter
+        than the server's `retry-after` (itself capped at `max_delay`, so a server
+        asking for an hour does not freeze the session).
         """
-        backoff = min(self.max_delay, self.base_delay * (2 ** (attempt - 1)))
+        strategy = self.per_error.get(error_kind or "", self.strategy)
+        backoff = min(self.max_delay, self.base_delay * backoff_factor(strategy, attempt))
         backoff *= 1.0 + self.jitter * (2.0 * rand() - 1.0)
         if retry_after is not None:
             backoff = max(backoff, min(retry_after, self.max_delay))
@@ -87,7 +111,7 @@ async def stream_with_retry(
             if not error.retryable or attempt >= policy.max_retries:
                 raise
             attempt += 1
-            wait = policy.delay(attempt, error.retry_after)
+            wait = policy.delay(attempt, error.retry_after, error_kind=type(error).__name__)
             yield StreamRetrying(error=error, attempt=attempt, delay=wait)
             await sleep(wait)
         finally:

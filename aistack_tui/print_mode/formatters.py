@@ -58,6 +58,8 @@ def result_object(
     result = end.final_text
     if error and end.reason == "error":
         result = error
+    elif end.detail:
+        result = end.detail
     return {
         "type": "result",
         "subtype": subtype,

@@ -36,10 +36,45 @@ class PermissionSettings(_Strict):
     tests: list[dict[str, Any]] = Field(default_factory=list)
 
 
+Backoff = Literal["fixed", "linear", "exponential", "fibonacci"]
+
+
 class RetrySettings(_Strict):
     max_retries: int = Field(5, ge=0, le=20)
     base_delay: float = Field(1.0, ge=0)
     max_delay: float = Field(30.0, ge=0)
+    strategy: Backoff = "exponential"
+    per_error: dict[
+        Literal[
+            "RateLimitError",
+            "OverloadedError",
+            "ServerError",
+            "ProviderConnectionError",
+            "ProviderTimeoutError",
+        ],
+        Backoff,
+    ] = Field(default_factory=dict, alias="perError")
+    breaker_threshold: int = Field(5, alias="breakerThreshold", ge=1)
+    """Consecutive failed attempts after which the fallback model takes over."""
+
+
+class LimitSettings(_Strict):
+    """Hard stops (tokens, cost, wall time) and soft ones (tool failures) per run."""
+
+    max_tokens: int | None = Field(None, alias="maxTokens", ge=1)
+    max_budget_usd: float | None = Field(None, alias="maxBudgetUsd", gt=0)
+    max_wall_seconds: float | None = Field(None, alias="maxWallSeconds", gt=0)
+    max_consecutive_tool_failures: int | None = Field(
+        8, alias="maxConsecutiveToolFailures", ge=1
+    )
+
+
+class RouterSettings(_Strict):
+    """Which model does which kind of work, so cheap models do cheap work."""
+
+    compaction: str | None = None
+    subagent: str | None = None
+    title: str | None = None
 
 
 class CompactionSettingsModel(_Strict):
@@ -71,3 +106,6 @@ class Settings(BaseModel):
     sandbox: Literal["off", "auto", "bwrap"] = "off"
     sandbox_network: bool = Field(False, alias="sandboxNetwork")
     checkpoints: bool = True
+    limits: LimitSettings = Field(default_factory=LimitSettings)
+    fallback_model: str | None = Field(None, alias="fallbackModel")
+    router: RouterSettings = Field(default_factory=RouterSettings)
