@@ -170,3 +170,20 @@ def test_project_instructions_reach_the_model(git_repo: Path) -> None:
         assert proc.returncode == 0, proc.stderr
         system = json.dumps(server.model_requests[0].body["system"])
     assert "MARKER-AGENTS" in system and "MARKER-CLAUDE" in system and "MARKER-APPEND" in system
+
+
+def test_sessions_export_markdown_and_jsonl(git_repo: Path) -> None:
+    script = [Turn(tool_calls=[ToolCall("Read", {"file_path": "README.md"})]),
+              Turn(text="The readme has a title.")]
+    with FakeLLMServer(script) as server:
+        proc = run_aistack(["-p", "describe the readme", "--model", MODEL, "--output-format",
+                            "json"], cwd=git_repo, env=server.env("anthropic"))
+    sid = json.loads(proc.stdout)["session_id"]
+    md = run_aistack(["sessions", "export", sid[:8]], cwd=git_repo)
+    assert md.returncode == 0, md.stderr
+    assert md.stdout.startswith("# describe the readme")
+    assert "**Read**" in md.stdout and "The readme has a title." in md.stdout
+    jsonl = run_aistack(["sessions", "export", sid, "--format", "jsonl"], cwd=git_repo)
+    rows = [json.loads(line) for line in jsonl.stdout.splitlines()]
+    assert [r["role"] for r in rows] == ["user", "assistant", "user", "assistant"]
+    assert run_aistack(["sessions", "export", "nope"], cwd=git_repo).returncode == 2

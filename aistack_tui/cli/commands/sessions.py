@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from aistack_tui.bootstrap import RunConfig
+    from aistack_tui.sessions.sqlite_store import SqliteSessionStore
 
 
 def register(subparsers: Any) -> None:
@@ -20,6 +21,10 @@ def register(subparsers: Any) -> None:
     search = sub.add_parser("search", help="full-text search over past sessions' messages")
     search.add_argument("query", nargs="+")
     search.add_argument("-n", "--limit", type=int, default=20)
+    export = sub.add_parser("export", help="write a session as Markdown or JSONL")
+    export.add_argument("id", help="session id or prefix")
+    export.add_argument("--format", choices=("md", "jsonl"), default="md")
+    export.add_argument("-o", "--output", help="file to write (default: stdout)")
 
 
 def _when(ts: float) -> str:
@@ -40,6 +45,8 @@ async def run(args: argparse.Namespace, config: RunConfig) -> int:
                 out.write(f"{hit.session_id[:8]}  {_when(hit.created_at)}  {hit.role:9} "
                           f"{hit.snippet}\n")
             return 0
+        if getattr(args, "action", None) == "export":
+            return await _export(store, args)
         root = None if getattr(args, "all", False) else config.project_root
         sessions = await store.list(root, limit=getattr(args, "limit", 30))
         if not sessions:
@@ -51,3 +58,26 @@ async def run(args: argparse.Namespace, config: RunConfig) -> int:
         return 0
     finally:
         await store.close()
+
+
+async def _export(store: SqliteSessionStore, args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from aistack_tui.sessions.export import to_jsonl, to_markdown
+    from aistack_tui.sessions.models import SessionError
+
+    try:
+        info = await store.get(args.id)
+    except SessionError as e:
+        sys.stderr.write(f"aistack: {e}\n")
+        return 2
+    if info is None:
+        sys.stderr.write(f"aistack: no session {args.id!r}\n")
+        return 2
+    messages = await store.messages(info.id)
+    text = to_jsonl(messages) if args.format == "jsonl" else to_markdown(info, messages)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
