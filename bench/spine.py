@@ -38,16 +38,29 @@ def bench_startup(runs: int = 15) -> str:
 
 
 def bench_prompt_overhead() -> str:
-    from aistack_tui.context.system_prompt import build_system_prompt
+    from aistack_tui.agent.ports import DenyAll
+    from aistack_tui.bootstrap import make_run_config, open_session
     from aistack_tui.llm.tokens import estimate_tokens
-    from aistack_tui.tools.builtin import builtin_tools
 
     env, repo = scratch_env()
-    system = build_system_prompt(project_root=repo, cwd=repo, home=Path(env["AISTACK_HOME"]))
-    tools = [t.spec().model_dump() for t in builtin_tools()]
+    env["ANTHROPIC_API_KEY"] = "unused"
+
+    async def session_prompt() -> tuple[str, list[dict]]:
+        # The real session: built-in tools plus Task, Skill, memory and CodeSearch tools,
+        # and the bundled skills' catalogue in the system prompt.
+        config = make_run_config(env=env, cwd=repo, model="anthropic/claude-sonnet-4-6")
+        session = await open_session(config, DenyAll())
+        try:
+            specs = [s.model_dump() for s in session.agent.runner.tools.specs()]
+            return session.agent.system_prompt, specs
+        finally:
+            await session.close()
+
+    system, tools = asyncio.run(session_prompt())
     sys_tokens = estimate_tokens(system)
     tool_tokens = estimate_tokens(json.dumps(tools))
-    rows = [["system prompt", str(sys_tokens)], ["tool definitions", str(tool_tokens)],
+    rows = [["system prompt", str(sys_tokens)],
+            [f"tool definitions ({len(tools)} tools)", str(tool_tokens)],
             ["total per request", str(sys_tokens + tool_tokens)],
             ["Claude Code (reference)", "19000-29000"]]
     return table("Fixed prompt overhead in tokens (goal < 6,000; cached on Anthropic)",
