@@ -251,6 +251,7 @@ class PersistingHooks:
             await self.session.extensions.after_turn(
                 agent, self.session.info.id, self.session.tool_context
             )
+            await self.session.name_once()
 
     async def on_error(self, error: BaseException) -> None:
         return None
@@ -275,6 +276,7 @@ class AgentSession:
         self.extensions = extensions
         self.checkpoints: CheckpointManager | None = None
         self.router: ModelRouter | None = None
+        self._titled = bool(agent.messages)  # a resumed session keeps its title
         self.agent = agent
         self.engine = engine
         self.store = store
@@ -299,6 +301,32 @@ class AgentSession:
 
         self.info = info
         self.agent.messages = start_from_last_summary(await self.store.messages(info.id))
+
+    async def name_once(self) -> None:
+        """Give the session a short title from the router's `title` model, once."""
+        from aistack_tui.llm.errors import ProviderError
+        from aistack_tui.llm.types import LLMRequest, Message
+
+        provider = self.router.provider_for("title") if self.router else None
+        if provider is None or self._titled:
+            return
+        self._titled = True
+        first = next((m.text() for m in self.agent.messages if m.role == "user"), "")
+        request = LLMRequest(
+            system="Write a title of 3 to 6 words for a coding session that starts with the "
+            "user's message below. Reply with the title only, no quotes.",
+            messages=[Message.user(first[:2000])],
+            max_tokens=30,
+        )
+        try:
+            reply = await provider.complete(request)
+        except ProviderError:
+            return  # the first line of the prompt stays the title
+        title = reply.text().strip().strip('"').splitlines()[0][:80] if reply.text().strip() else ""
+        if title:
+            await self.store.set_title(self.info.id, title)
+            if reply.usage is not None:
+                self.agent.totals.add(f"{provider.name}/{provider.model}", reply.usage, None)
 
     async def new_conversation(self) -> None:
         self.info = await self.store.create(self.config.project_root, self.model_string)
@@ -437,6 +465,8 @@ async def open_session(
     """
     from aistack_tui.agent.compaction import CompactionSettings
     from aistack_tui.agent.hooks import HookRunner
+    from aistack_tui.agent.plan_tool import PresentPlanTool
+    from aistack_tui.agent.planning import PLAN_MODE_PROMPT
     from aistack_tui.agent.runtime import Agent
     from aistack_tui.agent.stops import RunLimits
     from aistack_tui.agent.subagents import TaskTool
@@ -494,6 +524,7 @@ async def open_session(
             append=config.append_system_prompt,
             skills_catalogue=extensions.skills.catalogue() if extensions.skills else "",
         )
+        system_prompt += f"\n\n{PLAN_MODE_PROMPT}"  # phrased for any mode: Shift+Tab may switch
         hook_runner = None
         if hooks:
             hook_runner = HookRunner(
@@ -542,6 +573,7 @@ async def open_session(
         )
         cleanup.push_async_callback(router.aclose)
         tools.register(TaskTool(lambda: agent))
+        tools.register(PresentPlanTool(lambda: agent, engine))
         for warning in extensions.warnings:
             agent.notify(warning)
         if hook_runner is not None:

@@ -86,3 +86,17 @@ def test_without_fallback_exhausted_retries_fail(git_repo: Path, aistack_home: P
         proc, result = run_json([], git_repo, server)
         assert len(server.model_requests) == 3
     assert proc.returncode == 1 and result["is_error"]
+
+
+def test_router_sends_titles_to_their_model(git_repo: Path,
+                                                           aistack_home: Path) -> None:
+    write_user_settings(aistack_home, {**FAST, "router": {"title": "openai/gpt-4.1-mini"}})
+    with FakeLLMServer([Turn(text="Here is the fix."), Turn(text="Fix flaky upload test")]) as server:
+        env = {**server.env("anthropic"), **server.env("openai")}
+        proc = run_aistack(["-p", "the upload test is flaky, fix it", "--model", MODEL,
+                            "--output-format", "json"], cwd=git_repo, env=env)
+        assert proc.returncode == 0, proc.stderr
+        formats = [(r.format, r.body.get("model")) for r in server.model_requests]
+    assert formats == [("anthropic", "claude-sonnet-4-6"), ("openai", "gpt-4.1-mini")]
+    listing = run_aistack(["sessions"], cwd=git_repo)
+    assert "Fix flaky upload test" in listing.stdout
