@@ -548,7 +548,7 @@ async def open_session(
                 base_delay=settings.retry.base_delay,
                 max_delay=settings.retry.max_delay,
                 strategy=settings.retry.strategy,
-                per_error=dict(settings.retry.per_error),
+                per_error={str(k): v for k, v in settings.retry.per_error.items()},
             ),
             max_turns=config.max_turns,
             context_injector=extensions.injector,

@@ -80,16 +80,18 @@ class Extensions:
         return store
 
     async def aclose(self) -> None:
-        for closer in (self.mcp, self.memory, self.knowledge):
-            if closer is None:
-                continue
+        closers: list[Callable[[], Awaitable[None]]] = []
+        if self.mcp is not None:
+            closers.append(self.mcp.aclose)
+        if self.memory is not None:
+            closers.append(self.memory.close)
+        if self.knowledge is not None:
+            closers.append(self.knowledge.close)
+        for close in closers:
             try:
-                if hasattr(closer, "aclose"):
-                    await closer.aclose()
-                else:
-                    await closer.close()
+                await close()
             except Exception as e:
-                log.warning("closing %s failed: %s", type(closer).__name__, e)
+                log.warning("closing an extension failed: %s", e)
 
 
 def register_mcp_tools(mcp: McpManager, tools: ToolRegistry, context_window: int) -> None:

@@ -46,7 +46,8 @@ def _db_errors() -> tuple[type[Exception], ...]:
         import sqlean  # type: ignore[import-untyped]
     except ImportError:  # pragma: no cover - sqlean is a dependency
         return (sqlite3.Error,)
-    return (sqlite3.Error, sqlean.Error)
+    error: type[Exception] = sqlean.Error  # pyright: ignore[reportAttributeAccessIssue]
+    return (sqlite3.Error, error)
 
 
 DB_ERRORS = _db_errors()

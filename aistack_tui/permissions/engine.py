@@ -227,7 +227,7 @@ class PermissionEngine:
             compiled = self._compiled.get(rule)
             return compiled is not None and compiled.matches(path)
 
-        return self._first(rules, tool, matches)
+        return self._first(list(rules), tool, matches)
 
     def _readable(self, path: Path) -> bool:
         return within_any(

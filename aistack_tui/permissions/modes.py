@@ -34,7 +34,9 @@ def parse_mode(value: str) -> PermissionMode:
 
 def next_mode(mode: PermissionMode, *, allow_bypass: bool = True) -> PermissionMode:
     """The mode Shift+Tab switches to; bypass is skipped unless the user enabled it."""
-    cycle = [m for m in PERMISSION_MODES if allow_bypass or m != "bypassPermissions"]
+    cycle: list[PermissionMode] = [
+        m for m in PERMISSION_MODES if allow_bypass or m != "bypassPermissions"
+    ]
     if mode not in cycle:
         return cycle[0]
     return cycle[(cycle.index(mode) + 1) % len(cycle)]

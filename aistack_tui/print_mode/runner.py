@@ -30,8 +30,12 @@ async def run_print(
     err: TextIO | None = None,
 ) -> int:
     """Run `prompt` to completion; returns the process exit code (DESIGN.md §3)."""
-    out = out or sys.stdout
-    err = err or sys.stderr
+    return await _run(config, prompt, output_format, out or sys.stdout, err or sys.stderr)
+
+
+async def _run(
+    config: RunConfig, prompt: str, output_format: OutputFormat, out: TextIO, err: TextIO
+) -> int:
     session = await open_session(config, DenyAll())
     formatter = make_formatter(output_format, out)
     ext = session.extensions

@@ -7,11 +7,14 @@ loudly, never be ignored.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from aistack_tui.permissions.types import PermissionMode
+
+_M = TypeVar("_M", bound=BaseModel)
 
 
 class _Strict(BaseModel):
@@ -82,6 +85,11 @@ class CompactionSettingsModel(_Strict):
     auto_ratio: float = Field(0.8, alias="autoRatio", gt=0, lt=1)
 
 
+def _defaults(model: type[_M]) -> Callable[[], _M]:
+    """A default factory pyright accepts for models whose fields have aliases."""
+    return lambda: model.model_validate({})
+
+
 class Settings(BaseModel):
     """Merged settings of every layer (see `settings.layers`)."""
 
@@ -90,8 +98,8 @@ class Settings(BaseModel):
     model: str | None = None
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
     models: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    permissions: PermissionSettings = Field(default_factory=PermissionSettings)
-    retry: RetrySettings = Field(default_factory=RetrySettings)
+    permissions: PermissionSettings = Field(default_factory=_defaults(PermissionSettings))
+    retry: RetrySettings = Field(default_factory=_defaults(RetrySettings))
     max_turns: int | None = Field(None, alias="maxTurns", ge=1)
     system_prompt: str | None = Field(None, alias="systemPrompt")
     append_system_prompt: str | None = Field(None, alias="appendSystemPrompt")
@@ -102,10 +110,10 @@ class Settings(BaseModel):
     hooks: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
     api_keys: dict[str, SecretStr] = Field(default_factory=dict, alias="apiKeys")
     mcp_connect_timeout: float = Field(10.0, alias="mcpConnectTimeout", gt=0)
-    compaction: CompactionSettingsModel = Field(default_factory=CompactionSettingsModel)
+    compaction: CompactionSettingsModel = Field(default_factory=_defaults(CompactionSettingsModel))
     sandbox: Literal["off", "auto", "bwrap"] = "off"
     sandbox_network: bool = Field(False, alias="sandboxNetwork")
     checkpoints: bool = True
-    limits: LimitSettings = Field(default_factory=LimitSettings)
+    limits: LimitSettings = Field(default_factory=_defaults(LimitSettings))
     fallback_model: str | None = Field(None, alias="fallbackModel")
-    router: RouterSettings = Field(default_factory=RouterSettings)
+    router: RouterSettings = Field(default_factory=_defaults(RouterSettings))

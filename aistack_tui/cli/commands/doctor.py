@@ -35,7 +35,7 @@ async def run(args: argparse.Namespace, config: RunConfig) -> int:
         out.write(_line(True, "settings", layer.source))
     env = _key_env(config)
     for name, spec in KNOWN_PROVIDERS.items():
-        key_vars = tuple(getattr(spec, "key_env_vars", ()) or ())
+        key_vars = spec.key_env_vars
         if not key_vars:
             continue
         present = [v for v in key_vars if env.get(v)]
