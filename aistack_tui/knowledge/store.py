@@ -9,7 +9,6 @@ allocated here rather than by SQLite so a whole batch can go in with `executeman
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 import aiosqlite
 
 from aistack_tui.knowledge.types import FileExtraction
-from aistack_tui.storage.db import Capabilities, open_database
+from aistack_tui.storage.db import DB_ERRORS, Capabilities, open_database
 
 EMBED_TEXT_CHARS = 1500
 QUANTIZE = "vec_quantize_int8(?, 'unit')"
@@ -70,16 +69,6 @@ async def _schema_v1(db: aiosqlite.Connection) -> None:
 MIGRATIONS = [_schema_v1]
 
 
-def _db_errors() -> tuple[type[Exception], ...]:
-    """sqlean's exceptions do not subclass sqlite3's, so catch both."""
-    try:
-        import sqlean  # type: ignore[import-untyped]
-    except ImportError:  # pragma: no cover - sqlean is a dependency
-        return (sqlite3.Error,)
-    return (sqlite3.Error, sqlean.dbapi2.Error)  # pyright: ignore[reportAttributeAccessIssue]
-
-
-DB_ERRORS = _db_errors()
 
 
 @dataclass(frozen=True, slots=True)

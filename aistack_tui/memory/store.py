@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
@@ -30,7 +29,7 @@ from aistack_tui.memory.models import (
     MemoryRecord,
 )
 from aistack_tui.memory.retrieval import fts_or_query
-from aistack_tui.storage.db import Capabilities, Migration, StorageError
+from aistack_tui.storage.db import DB_ERRORS, Capabilities, Migration, StorageError
 
 NAMESPACE = "memory"
 CONTENT_MAX = 4000
@@ -40,17 +39,6 @@ _WORDS = re.compile(r"\w+")
 T = TypeVar("T")
 
 
-def _db_errors() -> tuple[type[Exception], ...]:
-    """sqlean's exceptions do not subclass sqlite3's, so catch both."""
-    try:
-        import sqlean  # type: ignore[import-untyped]
-    except ImportError:  # pragma: no cover - sqlean is a dependency
-        return (sqlite3.Error,)
-    error: type[Exception] = sqlean.Error  # pyright: ignore[reportAttributeAccessIssue]
-    return (sqlite3.Error, error)
-
-
-DB_ERRORS = _db_errors()
 
 
 # --- migrations -----------------------------------------------------------------------

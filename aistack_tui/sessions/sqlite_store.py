@@ -15,7 +15,6 @@ import asyncio
 import builtins
 import contextlib
 import json
-import sqlite3
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -38,7 +37,7 @@ from aistack_tui.sessions.models import (
     SessionInfo,
     SessionNotFoundError,
 )
-from aistack_tui.storage.db import Capabilities, Migration, StorageError, open_database
+from aistack_tui.storage.db import DB_ERRORS, Capabilities, Migration, StorageError, open_database
 from aistack_tui.storage.paths import database_path
 
 T = TypeVar("T")
@@ -50,18 +49,6 @@ _TOOL_INPUT_INDEX_MAX = 1000
 _MIN_TICK = 1e-6
 
 
-def _driver_errors() -> tuple[type[Exception], ...]:
-    """Base errors of both DB-API drivers `storage.db` may pick (sqlean's are not
-    subclasses of sqlite3's), so a locked or broken database becomes a StorageError."""
-    try:
-        import sqlean  # type: ignore[import-untyped]
-    except ImportError:  # pragma: no cover - sqlean is a dependency
-        return (sqlite3.Error,)
-    sqlean_error: type[Exception] = sqlean.Error  # pyright: ignore[reportAttributeAccessIssue]
-    return (sqlite3.Error, sqlean_error)
-
-
-DB_ERRORS = _driver_errors()
 
 
 # --- migrations -----------------------------------------------------------------------

@@ -152,4 +152,11 @@ async def migrate(
 def _db_errors() -> tuple[type[Exception], ...]:
     """sqlean's exceptions do not subclass sqlite3's: catch both."""
     module = _sqlite_module()
-    return (sqlite3.Error,) if module is sqlite3 else (sqlite3.Error, module.Error)
+    if module is sqlite3:
+        return (sqlite3.Error,)
+    error: type[Exception] = module.Error
+    return (sqlite3.Error, error)
+
+
+DB_ERRORS: tuple[type[Exception], ...] = _db_errors()
+"""Base errors of the driver `open_database` uses, for `except DB_ERRORS:`."""
