@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -28,7 +27,7 @@ PROVIDER_ENV_VARS = (
 
 
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "aistack-home"
     home.mkdir()
     monkeypatch.setenv("AISTACK_HOME", str(home))
@@ -39,7 +38,7 @@ def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     for var in list(os.environ):
         if var.startswith("AISTACK_") and var != "AISTACK_HOME":
             monkeypatch.delenv(var, raising=False)
-    yield home
+    return home
 
 
 @pytest.fixture

@@ -60,7 +60,7 @@ def test_wrong_type_names_key_and_file(tmp_path: Path) -> None:
 
 def test_unknown_permission_key_is_an_error_not_ignored(tmp_path: Path) -> None:
     write(tmp_path / "h" / "settings.json", {"permissions": {"alow": ["Bash"]}})
-    with pytest.raises(ConfigError, match="permissions.alow"):
+    with pytest.raises(ConfigError, match=r"permissions\.alow"):
         load_settings(home=tmp_path / "h", project_root=tmp_path, env={})
 
 
