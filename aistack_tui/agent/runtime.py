@@ -241,6 +241,7 @@ class Agent:
                         continue
                     break
                 results = None
+                denials_before = len(self.runner.denials)
                 async for item in self._run_tools(calls):
                     if isinstance(item, list):
                         results = item
@@ -248,8 +249,10 @@ class Agent:
                         yield item
                 for notice in self._drain_notices():
                     yield notice
-                if results and all(r.is_error for r in results):
-                    tool_failures += len(results)
+                # Denied calls are the engine working, not the tools failing.
+                denied = len(self.runner.denials) - denials_before
+                if results and all(r.is_error for r in results) and denied < len(results):
+                    tool_failures += len(results) - denied
                 else:
                     tool_failures = 0
                 blocks: list[lt.ContentBlock] = list(results or [])

@@ -92,8 +92,7 @@ async def _run(
     formatter.finish(result)
     if end.reason == "max_turns":
         err.write(f"aistack: stopped after --max-turns {end.num_turns}\n")
-    elif end.detail:
-        err.write(f"aistack: {end.detail}\n")
+
     if end.reason == "completed":
         return EXIT_OK
     if end.reason == "interrupted":
