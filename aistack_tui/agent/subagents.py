@@ -1,16 +1,19 @@
 """The `Task` tool: a child agent with its own conversation for a self-contained job.
 
-The child gets a clone of the parent's tools without `Task` (no recursion), the parent's
-permission engine (same mode, rules and session grants) and approver (in the TUI its
-asks use the parent's dialog). Its final text is the tool result; its tokens and cost
-are added to the parent's totals. Parallel `Task` calls in one message run concurrently
-because the tool runner runs calls concurrently and `Task` takes no lock.
+The child gets a clone of the parent's tools without `Task` or `PresentPlan` (no
+recursion), the parent's permission engine (same mode, rules and session grants) and
+approver (in the TUI its asks use the parent's dialog). Its final text is the tool
+result; its tokens and cost are added to the parent's totals. Parallel `Task` calls in
+one message run concurrently because the tool runner runs calls concurrently and `Task`
+takes no lock. `build_child_agent` and `run_child` are shared with plan execution
+(`agent/plan_tool.py`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
@@ -22,6 +25,8 @@ if TYPE_CHECKING:
     from aistack_tui.agent.runtime import Agent
 
 SUBAGENT_MAX_TURNS = 40
+NESTING_TOOLS: frozenset[str] = frozenset({"Task", "PresentPlan"})
+"""Tools that start agents; children never get them (no recursion)."""
 SUBAGENT_PROMPT = (
     "You are a subagent of aistack, started by the main agent for one self-contained task. "
     "Work autonomously with your tools, then reply with a concise final report: what you "
@@ -57,45 +62,10 @@ class TaskTool(Tool[TaskArgs]):
         emit: Callable[[ev.AgentEvent], None],
         tool_use_id: str,
     ) -> ToolOutput:
-        from aistack_tui.agent.runtime import Agent
-        from aistack_tui.agent.tool_runner import ToolRunner
-
         parent = self._parent()
-        child_context = dataclasses.replace(
-            ctx, read_files={}, bash_cwd=None, todos=[], file_locks=ctx.file_locks
-        )
-        runner = ToolRunner(
-            tools=parent.runner.tools.clone(exclude={self.name}),
-            permissions=parent.runner.permissions,
-            approver=parent.runner.approver,
-            context=child_context,
-            results_dir=parent.runner.results_dir,
-            pre_tool_hook=parent.runner.pre_tool_hook,
-            post_tool_hook=parent.runner.post_tool_hook,
-            before_mutation=parent.runner.before_mutation,
-        )
-        child = Agent(
-            provider=parent.provider_for("subagent") or parent.provider,
-            model_info=parent.model_info,
-            runner=runner,
-            system_prompt=f"{parent.system_prompt}\n\n{SUBAGENT_PROMPT}",
-            retry_policy=parent.retry_policy,
-            max_turns=SUBAGENT_MAX_TURNS,
-            max_output_tokens=parent.max_output_tokens,
-        )
-        end: ev.TurnEnded | None = None
-        error = ""
-        async for event in child.run(args.prompt):
-            emit(ev.SubagentEvent(tool_use_id, args.description, event))
-            if isinstance(event, ev.TurnEnded):
-                end = event
-            elif isinstance(event, ev.ErrorOccurred):
-                error = event.message
-        for model, usage in child.totals.by_model.items():
-            parent.totals.add(model, usage, None)
-        if child.totals.cost_usd is not None:
-            parent.totals.cost_usd = (parent.totals.cost_usd or 0.0) + child.totals.cost_usd
-        parent.runner.denials.extend(runner.denials)
+        child = build_child_agent(parent, ctx)
+        result = await run_child(parent, child, args.prompt, emit, tool_use_id, args.description)
+        end, error = result.end, result.error
         turns = end.num_turns if end else 0
         summary = f"Task {args.description} ({turns} turns)"
         if end is None or end.reason not in ("completed", "max_turns"):
@@ -110,3 +80,76 @@ class TaskTool(Tool[TaskArgs]):
         if end.reason == "max_turns":
             text += f"\n\n[The subagent stopped after {SUBAGENT_MAX_TURNS} turns.]"
         return ToolOutput(content=text, display=ToolCallDisplay(summary=summary))
+
+
+@dataclass(frozen=True, slots=True)
+class ChildResult:
+    """How a child agent's run ended: its last `TurnEnded` and any error message."""
+
+    end: ev.TurnEnded | None
+    error: str = ""
+
+
+def build_child_agent(
+    parent: Agent, ctx: ToolContext, *, max_turns: int = SUBAGENT_MAX_TURNS
+) -> Agent:
+    """A fresh agent sharing the parent's permissions, approver, hooks and file locks.
+
+    Used by `Task` and by plan execution (`PresentPlan`). The child gets its own read
+    records, Bash directory and todo list, and none of the tools that start agents, so
+    nesting stays one level deep.
+    """
+    from aistack_tui.agent.runtime import Agent
+    from aistack_tui.agent.tool_runner import ToolRunner
+
+    child_context = dataclasses.replace(
+        ctx, read_files={}, bash_cwd=None, todos=[], file_locks=ctx.file_locks
+    )
+    runner = ToolRunner(
+        tools=parent.runner.tools.clone(exclude=set(NESTING_TOOLS)),
+        permissions=parent.runner.permissions,
+        approver=parent.runner.approver,
+        context=child_context,
+        results_dir=parent.runner.results_dir,
+        pre_tool_hook=parent.runner.pre_tool_hook,
+        post_tool_hook=parent.runner.post_tool_hook,
+        before_mutation=parent.runner.before_mutation,
+    )
+    return Agent(
+        provider=parent.provider_for("subagent") or parent.provider,
+        model_info=parent.model_info,
+        runner=runner,
+        system_prompt=f"{parent.system_prompt}\n\n{SUBAGENT_PROMPT}",
+        retry_policy=parent.retry_policy,
+        max_turns=max_turns,
+        max_output_tokens=parent.max_output_tokens,
+    )
+
+
+async def run_child(
+    parent: Agent,
+    child: Agent,
+    prompt: str,
+    emit: Callable[[ev.AgentEvent], None],
+    tool_use_id: str,
+    description: str,
+) -> ChildResult:
+    """Run `child` on `prompt`, forwarding its events wrapped in `SubagentEvent`s.
+
+    Its tokens, cost and permission denials are added to the parent's, so `/cost` and
+    print mode's report include the work of every subagent.
+    """
+    end: ev.TurnEnded | None = None
+    error = ""
+    async for event in child.run(prompt):
+        emit(ev.SubagentEvent(tool_use_id, description, event))
+        if isinstance(event, ev.TurnEnded):
+            end = event
+        elif isinstance(event, ev.ErrorOccurred):
+            error = event.message
+    for model, usage in child.totals.by_model.items():
+        parent.totals.add(model, usage, None)
+    if child.totals.cost_usd is not None:
+        parent.totals.cost_usd = (parent.totals.cost_usd or 0.0) + child.totals.cost_usd
+    parent.runner.denials.extend(child.runner.denials)
+    return ChildResult(end, error)
