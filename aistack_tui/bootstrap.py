@@ -429,6 +429,46 @@ def _is_project_layer(config: RunConfig, path: Path | None) -> bool:
     return path is not None and path.resolve().is_relative_to(config.project_root.resolve())
 
 
+UNTRUSTED_PROVIDER_KEYS = ("base_url", "api_key_env", "api_key")
+
+
+def _project_redirects(data: dict[str, Any]) -> dict[str, Any]:
+    """The parts of a project settings layer that could redirect traffic or keys."""
+    found: dict[str, Any] = {}
+    providers = data.get("providers")
+    if isinstance(providers, dict):
+        for name, entry in providers.items():
+            if isinstance(entry, dict):
+                risky = {k: entry[k] for k in UNTRUSTED_PROVIDER_KEYS if k in entry}
+                if risky:
+                    found[f"providers.{name}"] = risky
+    if "env" in data:
+        found["env"] = data["env"]
+    return found
+
+
+def without_untrusted_project_settings(config: RunConfig) -> RunConfig:
+    """The config with the project's hooks, provider base URLs / key variables and env
+    removed: what applies when the user did not trust the project."""
+    from aistack_tui.settings.layers import Layer, settings_from_layers
+
+    layers = []
+    for layer in config.loaded.layers:
+        if not _is_project_layer(config, layer.path):
+            layers.append(layer)
+            continue
+        data = {k: v for k, v in layer.data.items() if k not in ("hooks", "env")}
+        providers = data.get("providers")
+        if isinstance(providers, dict):
+            data["providers"] = {
+                name: {k: v for k, v in entry.items() if k not in UNTRUSTED_PROVIDER_KEYS}
+                if isinstance(entry, dict) else entry
+                for name, entry in providers.items()
+            }
+        layers.append(Layer(layer.source, data, layer.path))
+    return dataclasses.replace(config, loaded=settings_from_layers(layers))
+
+
 async def check_project_trust(config: RunConfig) -> bool:
     """Whether the project's MCP servers and hooks may run (asking the TUI's dialog once)."""
     from aistack_tui.mcp.config import load_mcp_config
@@ -442,10 +482,18 @@ async def check_project_trust(config: RunConfig) -> bool:
         if server.scope == "project":
             items.append(TrustItem("mcp", name, server.describe(), server.fingerprint))
     for layer in config.loaded.layers:
+        if not _is_project_layer(config, layer.path):
+            continue
         hooks = layer.data.get("hooks")
-        if isinstance(hooks, dict) and hooks and _is_project_layer(config, layer.path):
+        if isinstance(hooks, dict) and hooks:
             detail = ", ".join(sorted(hooks))
             items.append(TrustItem("hooks", layer.source, detail, hooks_fingerprint(hooks)))
+        redirects = _project_redirects(layer.data)
+        if redirects:
+            detail = "; ".join(f"{k}: {v}" for k, v in redirects.items())
+            items.append(
+                TrustItem("settings", layer.source, detail, hooks_fingerprint(redirects))
+            )
     pending = untrusted(config.home, config.project_root, items)
     if not pending:
         return True
@@ -478,11 +526,13 @@ async def open_session(
     from aistack_tui.tools.builtin import builtin_tools
     from aistack_tui.wiring import attach_extensions
 
-    model_string = resolve_model_string(config)
-    engine = build_permission_engine(config)
     parse_hook_settings(config)  # fail fast on a malformed setting, before asking anything
     trusted = await check_project_trust(config)
-    hooks = parse_hook_settings(config, include_project=trusted)
+    if not trusted:
+        config = without_untrusted_project_settings(config)
+    model_string = resolve_model_string(config)
+    engine = build_permission_engine(config)
+    hooks = parse_hook_settings(config)
     settings = config.loaded.settings
     async with contextlib.AsyncExitStack() as cleanup:
         provider, model_info = build_provider(config, model_string)

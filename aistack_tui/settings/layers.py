@@ -152,6 +152,11 @@ def load_settings(
     if flags:
         _validate(flags, "command line")
         layers.append(Layer("command line", flags))
+    return settings_from_layers(layers)
+
+
+def settings_from_layers(layers: list[Layer]) -> LoadedSettings:
+    """Merge already-validated layers (later wins; lists concatenate)."""
     merged: dict[str, Any] = {}
     for layer in layers:
         merged = merge(merged, layer.data)
