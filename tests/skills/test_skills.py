@@ -192,7 +192,8 @@ async def test_skill_tool_returns_body_and_other_files(places: dict[str, Path]) 
 
 
 def test_bundled_skills_are_valid_and_useful() -> None:
-    assert bundled_skills_dir() == REPO_SKILLS
+    found = bundled_skills_dir()
+    assert found is not None and found.resolve() == REPO_SKILLS.resolve()
     registry = SkillRegistry.discover(Path("/nonexistent/project"), Path("/nonexistent/home"),
                                       Path("/nonexistent/user"))
     assert registry.problems == []
