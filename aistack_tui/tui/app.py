@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from textual import work
 from textual.app import App
 from textual.binding import Binding, BindingType
+from textual.worker import Worker, WorkerState
 
 from aistack_tui.agent.ports import ApprovalRequest
 from aistack_tui.bootstrap import (
@@ -31,6 +32,7 @@ from aistack_tui.bootstrap import (
 from aistack_tui.llm import types as lt
 from aistack_tui.permissions.types import PERMISSION_MODES
 from aistack_tui.settings.layers import ConfigError
+from aistack_tui.settings.trust import TrustItem
 from aistack_tui.tui import slash
 from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.bridge import TurnBridge
@@ -38,6 +40,7 @@ from aistack_tui.tui.completions import FileIndex, mentioned_paths
 from aistack_tui.tui.renderer import EventRenderer, Level, history_entries
 from aistack_tui.tui.screens.main import MainScreen
 from aistack_tui.tui.screens.model_picker import ModelPickerScreen
+from aistack_tui.tui.screens.question import TrustScreen, ask
 from aistack_tui.tui.screens.sessions import SessionPickerScreen
 from aistack_tui.tui.screens.setup import LOCAL_SERVERS, SetupChoice, SetupScreen
 from aistack_tui.tui.widgets.conversation import DEFAULT_WINDOW, Conversation
@@ -88,6 +91,10 @@ class AistackApp(App[int]):
         self.renderer: EventRenderer | None = None
         self.bridge: TurnBridge | None = None
         self.error_message = ""
+        self._command: Worker[None] | None = None
+        self._mcp_seen: dict[str, str] = {}
+        if config.trust_prompt is None:
+            config.trust_prompt = self.ask_trust
 
     # --- widgets ------------------------------------------------------------------------
 
@@ -106,6 +113,13 @@ class AistackApp(App[int]):
     @property
     def busy(self) -> bool:
         return self.bridge is not None and self.bridge.running
+
+    @property
+    def command_running(self) -> bool:
+        """A background slash command (/compact, /undo…) has not finished yet."""
+        return self._command is not None and self._command.state in (
+            WorkerState.PENDING, WorkerState.RUNNING
+        )
 
     def get_default_screen(self) -> MainScreen:
         return self.main
@@ -152,11 +166,28 @@ class AistackApp(App[int]):
         self.status.set_busy("starting")
         self.start_session()
 
+    async def ask_trust(self, items: list[TrustItem]) -> bool:
+        """The trust gate's dialog: may this project's MCP servers and hooks run?"""
+        self.status.set_busy("")
+        try:
+            return await ask(self, TrustScreen(items))
+        finally:
+            self.status.set_busy("starting")
+
     async def _session_ready(self) -> None:
         session = self.require_session()
         self.status.set_busy("")
         self.status.set_model(session.model_string)
         self.status.set_mode(str(session.engine.mode))
+        # Start-up warnings (MCP config, skills, checkpoints) now, not after the first prompt.
+        notices, session.agent.notices = session.agent.notices, []
+        for early in notices:
+            await self.notice(early.text, early.level)
+        mcp = session.extensions.mcp
+        if mcp is not None:
+            mcp.add_listener(self._mcp_changed)
+            for status in mcp.statuses():
+                self._mcp_changed(status)
         if session.agent.messages:
             await self.conversation.load(history_entries(session.agent.messages))
         if self.config.resume == "":
@@ -167,6 +198,30 @@ class AistackApp(App[int]):
             self.initial_prompt = None
         if prompts:
             await self.send_prompt("\n\n".join(prompts))
+
+    def _mcp_changed(self, status: Any) -> None:
+        """An MCP server changed state: refresh the status line, report a new failure."""
+        session = self.session
+        if session is None or session.extensions.mcp is None or not self.is_running:
+            return
+        statuses = [s for s in session.extensions.mcp.statuses() if s.status != "disabled"]
+        connected = sum(s.status == "connected" for s in statuses)
+        failed = sum(s.status == "failed" for s in statuses)
+        text = f"{connected}/{len(statuses)}"
+        if failed:
+            text += f" ✗{failed}"
+        if any(s.status == "connecting" for s in statuses):
+            text += " …"
+        self.status.set_mcp(text)
+        previous = self._mcp_seen.get(status.name)
+        self._mcp_seen[status.name] = status.status
+        if status.status == "failed" and previous != "failed":
+            reason = f": {status.error}" if status.error else ""
+            self.call_later(
+                self.notice,
+                f"MCP server {status.name} failed{reason} (/mcp reconnect {status.name})",
+                "warning",
+            )
 
     def require_session(self) -> AgentSession:
         if self.session is None:
@@ -257,6 +312,10 @@ class AistackApp(App[int]):
             self._pending_prompts.append(text)
             await self.notice("Starting… the prompt is sent as soon as the session is ready.")
             return
+        if self.command_running:
+            self._pending_prompts.append(text)
+            await self.notice("The prompt is sent when the command has finished.")
+            return
         if self.busy and self.bridge is not None and self.renderer is not None:
             self.bridge.steer(text)
             await self.renderer.show_queued(text)
@@ -275,10 +334,29 @@ class AistackApp(App[int]):
             await self.notice(f"/{name} has to wait until the agent is done (Esc stops it).",
                               "warning")
             return
+        if command.background:
+            if self.command_running:
+                await self.notice(f"/{name} has to wait until the last command is done.",
+                                  "warning")
+                return
+            self._command = self.run_worker(
+                self._run_command(command, args), name=f"/{name}", group="command"
+            )
+            return
+        await self._run_command(command, args)
+
+    async def _run_command(self, command: slash.SlashCommand, args: str) -> None:
         try:
             await command.handler(self, args)
         except Exception as e:  # a command's failure is a message, never a crash
-            await self.notice(f"/{name} failed: {e}", "error")
+            await self.notice(f"/{command.name} failed: {e}", "error")
+        if command.background and self._pending_prompts and not self.busy:
+            prompts, self._pending_prompts = self._pending_prompts, []
+            self.call_later(self.send_prompt, "\n\n".join(prompts))
+
+    def add_context(self, text: str) -> None:
+        """Something the model should read with the user's next prompt (shell output…)."""
+        self._pending_context.append(text)
 
     async def send_prompt(self, text: str) -> None:
         """Start a run with `text`, its @file attachments and pending shell output."""

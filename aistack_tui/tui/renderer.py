@@ -28,6 +28,7 @@ from aistack_tui.tui.widgets.todo_panel import TodoPanel, parse_todos
 MAX_DETAIL_CHARS = 20_000
 ATTACHED_PREFIX = '<attached-file path="'
 SHELL_PREFIX = "<user-shell-command>"
+HOOK_BLOCK_PREFIX = "Blocked by a PreToolUse hook:"
 Level: TypeAlias = Literal["info", "warning", "error"]
 
 
@@ -150,6 +151,8 @@ class EventRenderer:
             case ev.ErrorOccurred(message=message, kind=kind):
                 self.last_error = message
                 await self.notice(f"{kind}: {message}", "error")
+            case ev.SubagentEvent(tool_use_id=tool_id, description=description, event=child):
+                await self._subagent(tool_id, description, child)
             case ev.TurnEnded(reason=reason):
                 await self.end_run(reason)
 
@@ -162,6 +165,45 @@ class EventRenderer:
             await self.notice("Interrupted — the partial answer was kept.", "warning")
         elif reason == "max_turns":
             await self.notice("Stopped: the maximum number of turns was reached.")
+
+    async def _subagent(self, parent_id: str, description: str, event: ev.AgentEvent) -> None:
+        """A `Task` subagent's event: a row in its parent card, never a top-level entry."""
+        card = self.conversation.transcript.by_tool_id.get(parent_id)
+        if card is None:
+            return
+        match event:
+            case ev.TurnStarted():
+                self.status.set_busy(f"{description}: thinking")
+            case ev.ToolCallRequested(tool_use_id=tool_id, name=name, input=tool_input):
+                summary = event.display.summary or tool_summary(name, tool_input)
+                card.children.append(ToolEntry(tool_id, name, summary))
+            case ev.PermissionAsked(tool_use_id=tool_id):
+                _set_child(card, tool_id, state="asking")
+                self.status.set_busy("waiting for approval")
+            case ev.PermissionDecided(tool_use_id=tool_id, behavior="deny", reason=reason):
+                _set_child(card, tool_id, state="denied", note=_first_line(reason))
+            case ev.PermissionDecided(tool_use_id=tool_id):
+                _set_child(card, tool_id, state="pending")
+            case ev.ToolStarted(tool_use_id=tool_id, name=name):
+                _set_child(card, tool_id, state="running")
+                self.status.set_busy(f"{description}: {name}")
+            case ev.ToolFinished(tool_use_id=tool_id, result=result, duration_s=duration):
+                child = _child(card, tool_id)
+                if child is not None:
+                    _settle(child, result, duration)
+                    if event.display is not None and event.display.summary:
+                        child.summary = event.display.summary
+            case ev.Notice(text=text, level=level):
+                await self.notice(f"{description}: {text}", level)
+            case ev.ErrorOccurred(message=message, kind=kind):
+                card.child_end = f"{kind}: {_first_line(message)}"
+            case ev.TurnEnded(reason=reason, num_turns=turns):
+                ended = "done" if reason == "completed" else reason.replace("_", " ")
+                if not (card.child_end and reason == "error"):
+                    card.child_end = f"{ended} after {turns} turn{'s' if turns != 1 else ''}"
+            case _:
+                return
+        self.conversation.sync(card)
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -242,9 +284,7 @@ class EventRenderer:
         entry = self.conversation.transcript.by_tool_id.get(tool_id)
         if entry is None:
             return
-        if entry.state != "denied":
-            entry.state = "failed" if result.is_error else "done"
-        entry.duration_s = duration
+        _settle(entry, result, duration)
         text = result.text()
         if display is not None:
             entry.summary = display.summary or entry.summary
@@ -254,8 +294,6 @@ class EventRenderer:
         else:
             entry.detail = text
         entry.detail = entry.detail[:MAX_DETAIL_CHARS]
-        if result.is_error and entry.state == "failed":
-            entry.note = _first_line(text)
         self.conversation.sync(entry)
         self.status.set_busy("thinking")
 
@@ -265,6 +303,33 @@ class EventRenderer:
 
     def pending_steering(self) -> list[str]:
         return [q.text for q in self._queued]
+
+
+def _child(card: ToolEntry, tool_id: str) -> ToolEntry | None:
+    return next((c for c in card.children if c.tool_use_id == tool_id), None)
+
+
+def _set_child(card: ToolEntry, tool_id: str, **changes: Any) -> None:
+    child = _child(card, tool_id)
+    if child is not None:
+        for key, value in changes.items():
+            setattr(child, key, value)
+
+
+def _settle(entry: ToolEntry, result: lt.ToolResultBlock, duration: float) -> None:
+    """A finished call's state and note; a PreToolUse hook's block shows as a denial."""
+    entry.duration_s = duration
+    if entry.state == "denied":
+        return
+    text = result.text()
+    if result.is_error and text.startswith(HOOK_BLOCK_PREFIX):
+        entry.state = "denied"
+        entry.note = _first_line("hook: " + text[len(HOOK_BLOCK_PREFIX):].strip())
+    elif result.is_error:
+        entry.state = "failed"
+        entry.note = _first_line(text)
+    else:
+        entry.state = "done"
 
 
 def _first_line(text: str, limit: int = 80) -> str:

@@ -26,6 +26,8 @@ class SlashCommand:
     """How the arguments look, for /help (`[MODEL]`)."""
     while_busy: bool = False
     """True when the command may run while the agent is working."""
+    background: bool = False
+    """Run in a worker: it waits on the model or a dialog (prompts typed meanwhile wait)."""
 
 
 class SlashRegistry:
@@ -51,10 +53,10 @@ class SlashRegistry:
 BUILTIN = SlashRegistry()
 
 
-def command(name: str, help: str, args: str = "", *, while_busy: bool = False
-            ) -> Callable[[Handler], Handler]:
+def command(name: str, help: str, args: str = "", *, while_busy: bool = False,
+            background: bool = False) -> Callable[[Handler], Handler]:
     def register(handler: Handler) -> Handler:
-        BUILTIN.add(SlashCommand(name, help, handler, args, while_busy))
+        BUILTIN.add(SlashCommand(name, help, handler, args, while_busy, background))
         return handler
 
     return register
@@ -62,6 +64,10 @@ def command(name: str, help: str, args: str = "", *, while_busy: bool = False
 
 def builtin_commands() -> SlashRegistry:
     """A fresh registry holding the built-in commands (each app can add its own)."""
+    # The commands backed by session extensions live in their own module; importing it
+    # here (not at the top) registers them without an import cycle.
+    from aistack_tui.tui import session_commands  # noqa: F401  # pyright: ignore[reportUnusedImport]
+
     registry = SlashRegistry()
     for cmd in BUILTIN.all():
         registry.add(cmd)
@@ -97,18 +103,6 @@ async def _clear(app: AistackApp, args: str) -> None:
     await app.new_conversation()
 
 
-@command("compact", "Summarise the conversation to free context", "[INSTRUCTIONS]")
-async def _compact(app: AistackApp, args: str) -> None:
-    session = app.require_session()
-    compact: Any = getattr(session, "compact", None) or getattr(session.agent, "compact", None)
-    if compact is None:
-        await app.notice("Compaction is not available in this build.", "warning")
-        return
-    await app.notice("Compacting the conversation…")
-    await compact(args) if args else await compact()
-    await app.notice("Conversation compacted.")
-
-
 @command("model", "Switch the model (picker without an argument)", "[PROVIDER/MODEL]")
 async def _model(app: AistackApp, args: str) -> None:
     if args:
@@ -130,34 +124,6 @@ async def _cost(app: AistackApp, args: str) -> None:
     for model, usage in totals.by_model.items():
         lines.append(f"  {model}: {usage.input_tokens:,} in / {usage.output_tokens:,} out")
     await app.notice("\n".join(lines))
-
-
-@command("context", "What fills the context window and what was injected", while_busy=True)
-async def _context(app: AistackApp, args: str) -> None:
-    session = app.require_session()
-    agent = session.agent
-    window = agent.model_info.context_window
-    used = agent.last_context_tokens
-    pct = 100 * used / window if window else 0
-    lines = [
-        f"Context: {used:,} of {window:,} tokens ({pct:.0f}%) · {len(agent.messages)} messages",
-        f"System prompt: {len(agent.system_prompt):,} characters",
-    ]
-    injected = agent.last_injected_context
-    lines.append(f"Injected before the last turn:\n{injected}" if injected
-                 else "Nothing was injected before the last turn.")
-    await app.notice("\n".join(lines))
-
-
-@command("memory", "Show long-term memory status", while_busy=True)
-async def _memory(app: AistackApp, args: str) -> None:
-    services = app.require_session().tool_context.services
-    memory = services.get("memory")
-    if memory is None:
-        await app.notice("Memory is not enabled in this session.")
-        return
-    describe = getattr(memory, "describe", None)
-    await app.notice(str(describe() if callable(describe) else memory))
 
 
 @command("permissions", "Show the permission mode and rules", while_busy=True)
@@ -186,38 +152,6 @@ async def _resume(app: AistackApp, args: str) -> None:
 @command("sessions", "List and pick sessions of this project")
 async def _sessions(app: AistackApp, args: str) -> None:
     app.open_session_picker()
-
-
-@command("mcp", "MCP servers and their status", while_busy=True)
-async def _mcp(app: AistackApp, args: str) -> None:
-    mcp = app.require_session().tool_context.services.get("mcp")
-    if mcp is None:
-        await app.notice("No MCP servers are connected in this session.")
-        return
-    describe = getattr(mcp, "describe", None)
-    await app.notice(str(describe() if callable(describe) else mcp))
-
-
-@command("skills", "Skills available to the model", while_busy=True)
-async def _skills(app: AistackApp, args: str) -> None:
-    skills = app.require_session().tool_context.services.get("skills")
-    if skills is None:
-        await app.notice("No skills are loaded in this session.")
-        return
-    describe = getattr(skills, "describe", None)
-    await app.notice(str(describe() if callable(describe) else skills))
-
-
-INIT_PROMPT = (
-    "Look through this repository and write an AGENTS.md at its root for future coding "
-    "agents: how to build, test and lint, the architecture in a few lines, and the "
-    "conventions a contributor must follow. Keep it short; update it if it exists."
-)
-
-
-@command("init", "Ask the model to write AGENTS.md for this project")
-async def _init(app: AistackApp, args: str) -> None:
-    await app.send_prompt(INIT_PROMPT)
 
 
 @command("copy", "Copy the last answer (or its Nth code block) to the clipboard", "[N]",

@@ -46,6 +46,12 @@ class ToolEntry:
     note: str = ""
     """Why it failed or was denied, shown after the summary."""
     expanded: bool = False
+    children: list[ToolEntry] = field(default_factory=list["ToolEntry"])
+    """A `Task` call's subagent tool calls, one row each, in the order they were made."""
+    child_end: str = ""
+    """How the subagent ended (`completed in 3 turns`), once it has."""
+    auto_open: bool = True
+    """Show the child rows while the subagent works, until the user toggles the card."""
 
 
 @dataclass(slots=True)

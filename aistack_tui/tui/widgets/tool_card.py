@@ -2,7 +2,9 @@
 
 The card shows the call's state (pending, waiting for approval, running, done, failed,
 denied) with an icon; Enter or a click toggles the body (the tool's detail, diff or
-output). Everything it shows comes from its `ToolEntry`, so it can be re-mounted by the
+output). A `Task` card also nests its subagent's tool calls as one-line rows: shown while
+the subagent works, folded into a count once it is done (Enter shows them again).
+Everything it shows comes from its `ToolEntry`, so it can be re-mounted by the
 conversation's windowing without losing state.
 """
 
@@ -28,6 +30,9 @@ ICONS = {
     "denied": "⊘",
 }
 MAX_BODY_LINES = 40
+MAX_CHILD_ROWS = 8
+"""Newest subagent rows shown; older ones are counted, so a long Task stays compact."""
+ACTIVE_STATES = ("pending", "asking", "running")
 
 
 def format_duration(seconds: float | None) -> str:
@@ -75,11 +80,41 @@ class ToolCard(Widget, can_focus=True):
             line.append(f"  {format_duration(entry.duration_s)}", style="dim")
         if entry.note:
             line.append(f"  {entry.note}", style="italic")
-        has_body = bool(entry.detail or entry.diff)
-        if has_body and not entry.expanded:
+        if entry.children and not children_shown(entry):
+            steps = len(entry.children)
+            line.append(f"  {steps} step{'s' if steps != 1 else ''}", style="dim")
+        has_body = bool(entry.detail or entry.diff or entry.children)
+        if has_body and not (entry.expanded or children_shown(entry)):
             line.append("  ▸", style="dim")
         line.truncate(max(10, self.size.width or 200), overflow="ellipsis")
         return line
+
+    def child_rows(self) -> Text:
+        """The subagent's calls, newest last, and how it ended."""
+        entry = self.entry
+        width = max(10, self.size.width or 200)
+        hidden = max(0, len(entry.children) - MAX_CHILD_ROWS)
+        lines: list[Text] = []
+        if hidden:
+            lines.append(Text(f"  │ … {hidden} earlier step{'s' if hidden != 1 else ''}",
+                              style="dim"))
+        for child in entry.children[hidden:]:
+            row = Text("  │ ", style="dim")
+            row.append(f"{ICONS[child.state]} ", style="bold")
+            name, _, rest = child.summary.partition(" ")
+            row.append(name, style="bold")
+            if rest:
+                row.append("  " + rest)
+            if child.state in ("done", "failed") and child.duration_s is not None:
+                row.append(f"  {format_duration(child.duration_s)}", style="dim")
+            if child.note:
+                row.append(f"  {child.note}", style="italic")
+            lines.append(row)
+        if entry.child_end:
+            lines.append(Text(f"  └ {entry.child_end}", style="dim italic"))
+        for line in lines:
+            line.truncate(width, overflow="ellipsis")
+        return Text("\n").join(lines)
 
     def body(self) -> RenderableType | None:
         entry = self.entry
@@ -98,17 +133,33 @@ class ToolCard(Widget, can_focus=True):
         return Group(*parts) if parts else None
 
     def render(self) -> RenderableType:
-        summary = self.summary_line()
+        parts: list[RenderableType] = [self.summary_line()]
+        if self.entry.children and children_shown(self.entry):
+            parts.append(self.child_rows())
         if self.entry.expanded:
             body = self.body()
             if body is not None:
-                return Group(summary, body)
-        return summary
+                parts.append(body)
+        return parts[0] if len(parts) == 1 else Group(*parts)
 
     def action_toggle(self) -> None:
-        self.entry.expanded = not self.entry.expanded
+        entry = self.entry
+        if entry.children:
+            # The user's choice wins over showing the rows automatically while it runs.
+            shown = children_shown(entry)
+            entry.auto_open = False
+            entry.expanded = not shown
+        else:
+            entry.expanded = not entry.expanded
         self.sync()
 
     def on_click(self, event: events.Click) -> None:
         event.stop()
         self.action_toggle()
+
+
+def children_shown(entry: ToolEntry) -> bool:
+    """Whether a Task card's subagent rows are visible right now."""
+    if entry.auto_open:
+        return entry.expanded or entry.state in ACTIVE_STATES
+    return entry.expanded

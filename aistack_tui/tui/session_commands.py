@@ -1,0 +1,345 @@
+"""Slash commands backed by the session's extensions: compaction, memory, context, MCP,
+skills, undo/rewind and `/init`.
+
+Each reads the live `AgentSession` (its `extensions`, `checkpoints` and agent) and
+answers with a notice; an extension that is off says so instead of failing. Commands
+that wait on the model or on a dialog are `background` (run in a worker), because a
+dialog's answer is delivered to the screen that asked, which must not be blocked.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+
+from aistack_tui.llm.tokens import estimate_tokens
+from aistack_tui.tui.agents_md import skeleton
+from aistack_tui.tui.renderer import history_entries
+from aistack_tui.tui.screens.question import QuestionScreen, ask
+from aistack_tui.tui.slash import command
+
+if TYPE_CHECKING:
+    from aistack_tui.checkpoints.manager import UndoResult
+    from aistack_tui.tui.app import AistackApp
+
+PREVIEW_LINES = 8
+MEMORY_LIST_LIMIT = 30
+AGENTS_FILE = "AGENTS.md"
+INIT_PROMPT = (
+    "Look through this repository and write an AGENTS.md at its root for future coding "
+    "agents: how to build, test and lint, the architecture in a few lines, and the "
+    "conventions a contributor must follow. Keep it short; update it if it exists."
+)
+
+
+def preview(text: str, lines: int = PREVIEW_LINES, indent: str = "    ") -> str:
+    """The first `lines` lines of `text`, indented, with a count of the rest."""
+    rows = text.strip().splitlines()
+    shown = [indent + row[:160] for row in rows[:lines]]
+    if len(rows) > lines:
+        shown.append(f"{indent}… {len(rows) - lines} more lines")
+    return "\n".join(shown)
+
+
+# --- /compact ------------------------------------------------------------------------------
+
+
+@command("compact", "Summarise the conversation to free context", "[INSTRUCTIONS]",
+         background=True)
+async def _compact(app: AistackApp, args: str) -> None:
+    agent = app.require_session().agent
+    await app.notice("Compacting the conversation…")
+    app.status.set_busy("compacting")
+    try:
+        result = await agent.compact_now(args)
+    finally:
+        app.status.set_busy("")
+    if result is None:
+        await app.notice("Nothing to compact yet: the conversation is too short.")
+        return
+    how = "old tool results shortened" if result.phase == 1 else "older messages summarised"
+    lines = [f"Compacted ({how}): {result.before_tokens:,} → {result.after_tokens:,} tokens."]
+    if result.summary:
+        lines += ["Summary:", preview(result.summary, 12)]
+    await app.notice("\n".join(lines))
+
+
+# --- /memory -------------------------------------------------------------------------------
+
+
+def _memory_line(record: Any) -> str:
+    pin = " 📌" if record.pinned else ""
+    day = dt.datetime.fromtimestamp(record.created_at).strftime("%Y-%m-%d")
+    text = " ".join(record.content.split())
+    return f"  {record.label:5} {record.kind:9} {day}{pin}  {text[:140]}"
+
+
+MEMORY_USAGE = (
+    "/memory · /memory add TEXT · /memory forget ID · /memory pin ID · /memory unpin ID · "
+    "/memory search QUERY"
+)
+
+
+@command("memory", "Long-term memory: list, add, forget, pin, search",
+         "[add TEXT|forget ID|pin ID|search QUERY]", while_busy=True)
+async def _memory(app: AistackApp, args: str) -> None:
+    from aistack_tui.memory.manager import parse_memory_id
+
+    session = app.require_session()
+    memory = session.extensions.memory
+    if memory is None:
+        await app.notice("Memory is off in this session (settings `memory.enabled`, "
+                         "or --no-memory).")
+        return
+    action, _, rest = args.partition(" ")
+    rest = rest.strip()
+    if action in ("", "list"):
+        records = await memory.list(limit=MEMORY_LIST_LIMIT)
+        if not records:
+            await app.notice("No memories yet: `/memory add TEXT` stores one.")
+            return
+        lines = [f"Memories ({len(records)}):", *(_memory_line(r) for r in records)]
+        await app.notice("\n".join([*lines, MEMORY_USAGE]))
+    elif action == "add" and rest:
+        record = await memory.write(rest, source="user", session_id=session.info.id)
+        verb = "Merged into" if record.times_seen > 1 else "Remembered as"
+        await app.notice(f"{verb} {record.label}.")
+    elif action == "forget" and rest:
+        memory_id = parse_memory_id(rest)
+        await memory.forget(memory_id)
+        await app.notice(f"Forgot m{memory_id}.")
+    elif action in ("pin", "unpin") and rest:
+        memory_id = parse_memory_id(rest)
+        await memory.pin(memory_id, action == "pin")
+        await app.notice(f"{action.capitalize()}ned m{memory_id}.")
+    elif action == "search" and rest:
+        hits = await memory.search(rest)
+        if not hits:
+            await app.notice(f"Nothing in memory matches {rest!r}.")
+            return
+        lines = [f"{h.label:10} {' '.join(h.text.split())[:140]}" for h in hits]
+        await app.notice("\n".join([f"Matches for {rest!r}:", *lines]))
+    else:
+        await app.notice(f"Usage: {MEMORY_USAGE}", "warning")
+
+
+# --- /context ------------------------------------------------------------------------------
+
+
+@command("context", "What fills the context window and what was injected", while_busy=True)
+async def _context(app: AistackApp, args: str) -> None:
+    session = app.require_session()
+    agent = session.agent
+    window = agent.model_info.context_window
+    used = agent.last_context_tokens
+    pct = 100 * used / window if window else 0
+    specs = agent.runner.tools.specs()
+    tool_tokens = estimate_tokens(json.dumps([s.model_dump() for s in specs]))
+    lines = [
+        f"Context: {used:,} of {window:,} tokens ({pct:.0f}%) · {len(agent.messages)} messages",
+        f"System prompt: ~{estimate_tokens(agent.system_prompt):,} tokens · "
+        f"tools: {len(specs)} (~{tool_tokens:,} tokens)",
+    ]
+    injector = session.extensions.injector
+    last = injector.last if injector is not None else None
+    if last is None or not (last.memory or last.knowledge):
+        lines.append("Nothing was injected before the last turn.")
+    else:
+        total = estimate_tokens(last.memory) + estimate_tokens(last.knowledge)
+        lines.append(f"Injected before the last turn: ~{total:,} of {last.budget:,} tokens")
+        for title, text in (("Memory", last.memory), ("Code knowledge", last.knowledge)):
+            if text:
+                lines += [f"  {title}: ~{estimate_tokens(text):,} tokens", preview(text)]
+            else:
+                lines.append(f"  {title}: nothing")
+    memory, knowledge = session.extensions.memory, session.extensions.knowledge
+    lines.append(f"Memory: {'on' if memory is not None else 'off'}")
+    if knowledge is not None:
+        status = await knowledge.status()
+        state = " (refreshing)" if status.get("refreshing") else ""
+        lines.append(f"Code index: {status.get('files', 0)} files, {status.get('symbols', 0)} "
+                     f"symbols, {status.get('chunks', 0)} chunks{state}")
+    else:
+        lines.append("Code index: off")
+    await app.notice("\n".join(lines))
+
+
+# --- /mcp and /skills ----------------------------------------------------------------------
+
+STATUS_ICONS = {"connected": "●", "connecting": "…", "failed": "✗", "disabled": "○"}
+
+
+@command("mcp", "MCP servers, their status and tools", "[reconnect NAME]", while_busy=True,
+         background=True)
+async def _mcp(app: AistackApp, args: str) -> None:
+    mcp = app.require_session().extensions.mcp
+    if mcp is None:
+        await app.notice("No MCP servers are configured (.mcp.json or settings `mcpServers`).")
+        return
+    action, _, name = args.partition(" ")
+    name = name.strip()
+    names = [s.name for s in mcp.statuses()]
+    if action == "reconnect":
+        if name not in names:
+            await app.notice(f"No MCP server {name!r}; configured: {', '.join(names)}.",
+                             "warning")
+            return
+        await app.notice(f"Reconnecting {name}…")
+        status = await mcp.reconnect(name)
+        level = "error" if status.status == "failed" else "info"
+        detail = f": {status.error}" if status.error else f", {status.tool_count} tools"
+        await app.notice(f"MCP server {name} {status.status}{detail}", level)
+        return
+    if action:
+        await app.notice("Usage: /mcp · /mcp reconnect NAME", "warning")
+        return
+    tools: dict[str, list[str]] = {}
+    for remote in mcp.remote_tools():
+        tools.setdefault(remote.server, []).append(remote.name)
+    lines = ["MCP servers:"]
+    for status in mcp.statuses():
+        icon = STATUS_ICONS.get(status.status, "?")
+        lines.append(f"  {icon} {status.name}  {status.status} · {status.transport} "
+                     f"{status.target}".rstrip())
+        if status.error:
+            lines.append(f"      {status.error}")
+        if status.status == "failed" and status.log_path is not None:
+            lines.append(f"      log: {status.log_path}")
+        if tools.get(status.name):
+            lines.append(f"      tools: {', '.join(tools[status.name])}")
+    lines.append("/mcp reconnect NAME restarts one.")
+    await app.notice("\n".join(lines))
+
+
+@command("skills", "Skills available to the model, and any problems", while_busy=True)
+async def _skills(app: AistackApp, args: str) -> None:
+    skills = app.require_session().extensions.skills
+    if skills is None:
+        await app.notice("No skills are loaded in this session.")
+        return
+    lines = [f"Skills ({len(skills.skills)}):"] if skills.skills else ["No skills found."]
+    for skill in sorted(skills.skills.values(), key=lambda s: s.name):
+        active = "  (active)" if skill.name in skills.active else ""
+        lines.append(f"  {skill.name}{active} — {skill.description[:120]}  [{skill.source}]")
+    if skills.problems:
+        lines.append("Problems:")
+        lines += [f"  ⚠ {p}" for p in skills.problems]
+    await app.notice("\n".join(lines), "warning" if skills.problems else "info")
+
+
+# --- /undo and /rewind ---------------------------------------------------------------------
+
+
+def _result_text(result: UndoResult) -> str:
+    lines = [result.message[:1].upper() + result.message[1:]]
+    if result.restored:
+        lines.append("  restored: " + ", ".join(result.restored[:20]))
+    if result.removed:
+        lines.append("  removed: " + ", ".join(result.removed[:20]))
+    return "\n".join(lines)
+
+
+async def _confirm_force(app: AistackApp, result: UndoResult) -> bool:
+    body = Text("These files were changed after the agent's edit (by you or another "
+                "program). Restoring overwrites those changes:\n\n")
+    body.append("\n".join(f"  {p}" for p in result.conflicts[:30]), style="bold")
+    return await ask(app, QuestionScreen(
+        f"Overwrite {len(result.conflicts)} file(s) changed by hand?", body,
+        yes="Yes, restore and overwrite them", no="No, leave everything as it is",
+    ))
+
+
+@command("undo", "Restore the files the agent changed in its last turn", background=True)
+async def _undo(app: AistackApp, args: str) -> None:
+    session = app.require_session()
+    manager = session.checkpoints
+    if manager is None:
+        await app.notice("Checkpoints are off (settings `checkpoints`): nothing to undo.",
+                         "warning")
+        return
+    result = await manager.undo_last(session.info.id)
+    if not result.ok and result.conflicts:
+        if not await _confirm_force(app, result):
+            await app.notice("Nothing was restored.")
+            return
+        result = await manager.undo_last(session.info.id, force=True)
+    await app.notice(_result_text(result), "info" if result.ok else "warning")
+    if result.ok:
+        app.add_context(
+            "<user-undo>The user undid the file changes of your last turn; files restored: "
+            f"{', '.join(result.restored) or 'none'}; removed: "
+            f"{', '.join(result.removed) or 'none'}.</user-undo>"
+        )
+
+
+@command("rewind", "Restore files and the conversation to before a turn (lists turns)",
+         "[TURN]", background=True)
+async def _rewind(app: AistackApp, args: str) -> None:
+    from aistack_tui.checkpoints.wiring import rewind_session
+
+    session = app.require_session()
+    manager = session.checkpoints
+    if manager is None:
+        await app.notice("Checkpoints are off (settings `checkpoints`): nothing to rewind.",
+                         "warning")
+        return
+    turns = manager.list_turns(session.info.id)
+    if not args:
+        if not turns:
+            await app.notice("No turn of this session has changed files yet.")
+            return
+        lines = ["Turns that changed files (oldest first):"]
+        for number, turn in enumerate(turns, 1):
+            when = dt.datetime.fromtimestamp(turn.created_at).strftime("%H:%M:%S")
+            lines.append(f"  {number:>2}. {when}  {turn.label}")
+        lines.append("/rewind N restores the files and the conversation to before turn N.")
+        await app.notice("\n".join(lines))
+        return
+    before = list(session.agent.messages)
+    result = await rewind_session(session, manager, args)
+    if not result.ok and result.conflicts:
+        if not await _confirm_force(app, result):
+            await app.notice("Nothing was restored.")
+            return
+        result = await rewind_session(session, manager, args, force=True)
+    if not result.ok:
+        await app.notice(_result_text(result), "warning")
+        return
+    await app.conversation.load(history_entries(session.agent.messages))
+    await app.notice(_result_text(result))
+    first = next((m for m in before if result.turns and m.id == result.turns[-1]), None)
+    if first is not None and not app.prompt.text:
+        app.prompt.load_text(first.text())  # the rewound prompt, ready to edit and resend
+
+
+# --- /init ---------------------------------------------------------------------------------
+
+
+@command("init", "Write an AGENTS.md skeleton for this project (`model`: ask the model)",
+         "[model]", background=True)
+async def _init(app: AistackApp, args: str) -> None:
+    root = app.config.project_root
+    path = root / AGENTS_FILE
+    if args.strip() == "model":
+        await app.send_prompt(INIT_PROMPT)
+        return
+    if args.strip():
+        await app.notice("Usage: /init · /init model", "warning")
+        return
+    if path.exists():
+        await app.notice(f"{AGENTS_FILE} already exists; `/init model` asks the model to "
+                         "update it.")
+        return
+    text = skeleton(root)
+    body = Text(f"{path}\n\n", style="bold")
+    body.append(text)
+    if not await ask(app, QuestionScreen(f"Write {AGENTS_FILE}?", body)):
+        await app.notice(f"{AGENTS_FILE} was not written.")
+        return
+    path.write_text(text, encoding="utf-8")
+    app.file_index.invalidate()
+    await app.notice(f"Wrote {AGENTS_FILE}: fill in the blanks, or `/init model` to have the "
+                     "model do it. Sessions started from now on read it.")

@@ -1,0 +1,183 @@
+"""Pilot tests of the slash commands backed by session extensions: /compact, /memory,
+/context, /skills, /undo, /rewind and /init, against the fake LLM server."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aistack_tui.agent.compaction import SUMMARY_KIND
+from aistack_tui.llm import types as lt
+from aistack_tui.tui.screens.question import QuestionScreen
+from aistack_tui.tui.widgets.entries import NoticeEntry, UserEntry
+from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.tui.conftest import wait_for
+from tests.tui.test_app import answered, entries, type_and_send
+
+
+async def ready(pilot) -> None:
+    await wait_for(pilot, lambda: pilot.app.session is not None)
+
+
+def notices(app) -> list[str]:
+    return [e.text for e in entries(app) if isinstance(e, NoticeEntry)]
+
+
+async def command(pilot, text: str, expected: str, timeout: float = 10.0) -> str:
+    """Run a command and wait for a notice containing `expected`; returns that notice."""
+    app = pilot.app
+    seen = len(notices(app))
+    await type_and_send(pilot, text)
+    await wait_for(pilot, lambda: any(expected in n for n in notices(app)[seen:]), timeout)
+    return next(n for n in notices(app)[seen:] if expected in n)
+
+
+async def test_compact_with_instructions_summarises_and_shows_the_result(
+    make_app, fake_llm: FakeLLMServer
+) -> None:
+    app = make_app(Turn(text="SUMMARY: we fixed the parser."))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        agent = app.session.agent
+        for i in range(6):
+            agent.messages += [lt.Message.user(f"question {i}"),
+                               lt.Message(role="assistant", content=[lt.TextBlock(text=f"a{i}")])]
+        shown = await command(pilot, "/compact keep the parser details", "Compacted")
+        assert "older messages summarised" in shown
+        assert "SUMMARY: we fixed the parser." in shown
+        assert agent.messages[0].kind == SUMMARY_KIND
+        assert "keep the parser details" in str(fake_llm.model_requests[-1].body)
+
+
+async def test_compact_with_nothing_to_do_says_so(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await command(pilot, "/compact", "Nothing to compact")
+
+
+async def test_memory_add_list_forget(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await command(pilot, "/memory", "No memories yet")
+        await command(pilot, "/memory add the user prefers tabs over spaces", "Remembered as m1")
+        listing = await command(pilot, "/memory", "Memories (1)")
+        assert "m1" in listing and "prefers tabs" in listing
+        await command(pilot, "/memory forget m1", "Forgot m1")
+        await command(pilot, "/memory", "No memories yet")
+        await command(pilot, "/memory forget banana", "invalid memory id")
+
+
+async def test_context_shows_injected_memory_and_sizes(make_app) -> None:
+    app = make_app(Turn(text="Noted."))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await command(pilot, "/memory add the deploy target is staging-eu", "Remembered")
+        await command(pilot, "/memory pin m1", "Pinned m1")
+        await type_and_send(pilot, "where do we deploy?")
+        await wait_for(pilot, lambda: answered(app, "Noted."))
+        shown = await command(pilot, "/context", "Context:")
+        assert "System prompt: ~" in shown and "tools:" in shown
+        assert "Injected before the last turn" in shown
+        assert "Memory: ~" in shown and "staging-eu" in shown
+        assert "Code knowledge:" in shown
+
+
+async def test_skills_lists_the_catalogue_and_problems(make_app, git_repo: Path) -> None:
+    broken = git_repo / ".aistack" / "skills" / "broken"
+    broken.mkdir(parents=True)
+    (broken / "SKILL.md").write_text("no front matter here\n")
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        shown = await command(pilot, "/skills", "Skills (")
+        names = app.session.extensions.skills.names()
+        assert names and all(name in shown for name in names)
+        assert "Problems:" in shown and "broken" in shown
+
+
+def write_turn(path: str, content: str, text: str) -> list[Turn]:
+    return [Turn(tool_calls=[ToolCall("Write", {"file_path": path, "content": content})]),
+            Turn(text=text)]
+
+
+async def test_undo_restores_and_asks_before_overwriting_a_hand_edit(
+    make_app, git_repo: Path, fake_llm: FakeLLMServer
+) -> None:
+    (git_repo / "a.py").write_text("old\n")
+    app = make_app(Turn(tool_calls=[ToolCall("Read", {"file_path": "a.py"})]),
+                   *write_turn("a.py", "new\n", "Written."), Turn(text="Understood."),
+                   permission_mode="acceptEdits")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "change a.py")
+        await wait_for(pilot, lambda: answered(app, "Written."))
+        assert (git_repo / "a.py").read_text() == "new\n"
+        (git_repo / "a.py").write_text("hand edit\n")
+        await type_and_send(pilot, "/undo")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: "Nothing was restored." in notices(app))
+        assert (git_repo / "a.py").read_text() == "hand edit\n"
+        await type_and_send(pilot, "/undo")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: any(n.startswith("Undid the last turn") for n in notices(app)))
+        assert (git_repo / "a.py").read_text() == "old\n"
+        await type_and_send(pilot, "what happened?")
+        await wait_for(pilot, lambda: answered(app, "Understood."))
+        assert "<user-undo>" in str(fake_llm.model_requests[-1].body)
+
+
+async def test_rewind_lists_turns_then_restores_files_and_conversation(
+    make_app, git_repo: Path
+) -> None:
+    app = make_app(*write_turn("one.txt", "1\n", "First."), *write_turn("two.txt", "2\n", "Second."),
+                   permission_mode="acceptEdits")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "write one")
+        await wait_for(pilot, lambda: answered(app, "First."))
+        await type_and_send(pilot, "write two")
+        await wait_for(pilot, lambda: answered(app, "Second."))
+        listing = await command(pilot, "/rewind", "Turns that changed files")
+        assert "1." in listing and "write one" in listing and "write two" in listing
+        await type_and_send(pilot, "/rewind 2")
+        await wait_for(pilot, lambda: any("restored" in n or "removed" in n
+                                          for n in notices(app)))
+        assert (git_repo / "one.txt").exists() and not (git_repo / "two.txt").exists()
+        texts = [e.text for e in entries(app) if isinstance(e, UserEntry)]
+        assert texts == ["write one"]
+        assert app.prompt.text == "write two"
+        assert [m.text() for m in app.session.agent.messages if m.role == "user"][-1] != "write two"
+        await command(pilot, "/rewind 9", "No turn '9'")
+
+
+async def test_rewind_and_undo_without_checkpoints_explain(make_app, aistack_home: Path) -> None:
+    (aistack_home / "settings.json").write_text('{"checkpoints": false}')
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await command(pilot, "/undo", "Checkpoints are off")
+        await command(pilot, "/rewind", "Checkpoints are off")
+
+
+async def test_init_asks_then_writes_an_agents_md_skeleton(make_app, git_repo: Path) -> None:
+    (git_repo / "pyproject.toml").write_text("[project]\nname='x'\n[tool.ruff]\n")
+    (git_repo / "src").mkdir()
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "/init")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        await pilot.press("n")
+        await wait_for(pilot, lambda: "AGENTS.md was not written." in notices(app))
+        assert not (git_repo / "AGENTS.md").exists()
+        await type_and_send(pilot, "/init")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        await pilot.press("y")
+        await wait_for(pilot, lambda: (git_repo / "AGENTS.md").exists())
+        text = (git_repo / "AGENTS.md").read_text()
+        assert "## Commands" in text and "`pytest`" in text and "`ruff check .`" in text
+        assert "`src/`" in text
+        await command(pilot, "/init", "already exists")
