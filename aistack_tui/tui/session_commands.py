@@ -343,3 +343,34 @@ async def _init(app: AistackApp, args: str) -> None:
     app.file_index.invalidate()
     await app.notice(f"Wrote {AGENTS_FILE}: fill in the blanks, or `/init model` to have the "
                      "model do it. Sessions started from now on read it.")
+
+
+# --- /export --------------------------------------------------------------------------------
+
+
+@command("export", "Write this session as Markdown (default) or JSONL", "[md|jsonl] [PATH]",
+         while_busy=True)
+async def _export(app: AistackApp, args: str) -> None:
+    from pathlib import Path
+
+    from aistack_tui.sessions.export import to_jsonl, to_markdown
+
+    session = app.require_session()
+    words = args.split()
+    fmt = "md"
+    if words and words[0] in ("md", "jsonl"):
+        fmt = words.pop(0)
+    name = words[0] if words else f"aistack-session-{session.info.id[:8]}.{fmt}"
+    path = Path(name).expanduser()
+    if not path.is_absolute():
+        path = session.config.cwd / path
+    info = await session.store.get(session.info.id) or session.info
+    messages = session.agent.messages
+    text = to_jsonl(messages) if fmt == "jsonl" else to_markdown(info, messages)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        await app.notice(f"Could not write {path}: {e}", "error")
+        return
+    await app.notice(f"Exported {len(messages)} messages to {path}")

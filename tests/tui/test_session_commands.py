@@ -181,3 +181,20 @@ async def test_init_asks_then_writes_an_agents_md_skeleton(make_app, git_repo: P
         assert "## Commands" in text and "`pytest`" in text and "`ruff check .`" in text
         assert "`src/`" in text
         await command(pilot, "/init", "already exists")
+
+
+async def test_export_writes_markdown_and_jsonl(make_app, git_repo: Path,
+                                                fake_llm: FakeLLMServer) -> None:
+    fake_llm.add(Turn(text="The answer is 42."))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "what is the answer?")
+        await wait_for(pilot, lambda: not app.session.agent.running
+                       and len(app.session.agent.messages) == 2)
+        await command(pilot, "/export", "Exported 2 messages")
+        await command(pilot, "/export jsonl out/session.jsonl", "Exported 2 messages")
+    md = next(git_repo.glob("aistack-session-*.md")).read_text()
+    assert "## User" in md and "what is the answer?" in md and "The answer is 42." in md
+    rows = (git_repo / "out" / "session.jsonl").read_text().splitlines()
+    assert [lt.Message.model_validate_json(r).role for r in rows] == ["user", "assistant"]
