@@ -9,7 +9,9 @@ per-write duplicate check that a benchmark fill does not need), then reports p50
   KNN with float re-scoring, RRF, weighting, row fetch);
 - `quantised knn`: the bit-vector vec0 KNN + float re-scoring alone;
 - the floor, on the same data in the same run: a bare FTS5 bm25 top-10 and a bare
-  `vec0 float[384]` KNN k=10 (brute force, what the quantised index replaces).
+  `vec0 float[384]` KNN k=10 (brute force, what the quantised index replaces);
+- `recall@10` of the quantised KNN against that exact float KNN, so a faster index that
+  finds the wrong neighbours shows up here rather than passing as a win.
 
 Goal (DESIGN.md §10): hybrid p95 under 20 ms at 100k.
 """
@@ -98,13 +100,14 @@ async def bench_size(size: int, n_queries: int) -> None:
         timings: dict[str, list[float]] = {k: [] for k in
                                            ("hybrid", "quantised knn", "fts5 bm25", "vec0 float")}
         scopes = [manager.project, ""]
+        recalls: list[float] = []
         for query in queries:
             vector = embedder.embed_sync([query])[0]
             t = time.perf_counter()
             await manager.search_memories(query, 10)
             timings["hybrid"].append(time.perf_counter() - t)
             t = time.perf_counter()
-            await manager.index.knn(vector, scopes, 10)
+            approx = await manager.index.knn(vector, scopes, 10)
             timings["quantised knn"].append(time.perf_counter() - t)
             t = time.perf_counter()
             cur = await db.execute(
@@ -116,11 +119,13 @@ async def bench_size(size: int, n_queries: int) -> None:
             cur = await db.execute(
                 "SELECT rowid FROM bench_float WHERE embedding MATCH ? AND k = 10",
                 (serialize_f32(vector),))
-            await cur.fetchall()
+            exact = {int(row[0]) for row in await cur.fetchall()}
             timings["vec0 float"].append(time.perf_counter() - t)
+            recalls.append(len(exact & {i for i, _ in approx}) / max(len(exact), 1))
         for name, samples in timings.items():
             print(f"  {name:14} p50 {pct(samples, 0.5):7.2f} ms   p95 {pct(samples, 0.95):7.2f} ms"
                   f"   mean {statistics.fmean(samples) * 1000:7.2f} ms")
+        print(f"  quantised knn recall@10 vs exact float KNN: {statistics.fmean(recalls):.3f}")
     finally:
         await manager.close()
 
