@@ -29,7 +29,12 @@ from aistack_tui.memory.models import (
     MemoryRecord,
 )
 from aistack_tui.memory.retrieval import fts_or_query
-from aistack_tui.storage.db import DB_ERRORS, Capabilities, Migration, StorageError
+from aistack_tui.storage.db import (
+    DB_ERRORS,
+    Capabilities,
+    Migration,
+    immediate_transaction,
+)
 
 NAMESPACE = "memory"
 CONTENT_MAX = 4000
@@ -201,20 +206,7 @@ class MemoryStore:
 
     async def write(self, work: Callable[[], Awaitable[T]]) -> T:
         """Run `work` inside BEGIN IMMEDIATE … COMMIT (serialised within this process)."""
-        async with self._lock:
-            try:
-                await self.db.execute("BEGIN IMMEDIATE")
-            except DB_ERRORS as e:
-                raise StorageError(f"cannot write to the memory database: {e}") from e
-            try:
-                result = await work()
-                await self.db.commit()
-            except BaseException as e:
-                await self.db.rollback()
-                if isinstance(e, DB_ERRORS):
-                    raise StorageError(f"memory database write failed: {e}") from e
-                raise
-            return result
+        return await immediate_transaction(self.db, self._lock, work, what="the memory database")
 
     # Rows ------------------------------------------------------------------------------
 

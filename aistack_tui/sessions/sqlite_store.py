@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import builtins
-import contextlib
 import json
 import time
 import uuid
@@ -37,7 +36,14 @@ from aistack_tui.sessions.models import (
     SessionInfo,
     SessionNotFoundError,
 )
-from aistack_tui.storage.db import DB_ERRORS, Capabilities, Migration, StorageError, open_database
+from aistack_tui.storage.db import (
+    DB_ERRORS,
+    Capabilities,
+    Migration,
+    StorageError,
+    immediate_transaction,
+    open_database,
+)
 from aistack_tui.storage.paths import database_path
 
 T = TypeVar("T")
@@ -220,21 +226,9 @@ class SqliteSessionStore:
         return await asyncio.shield(self._write_now(work))
 
     async def _write_now(self, work: Callable[[], Awaitable[T]]) -> T:
-        async with self._write_lock:
-            try:
-                await self._db.execute("BEGIN IMMEDIATE")
-            except DB_ERRORS as e:
-                raise StorageError(f"cannot write to the session database: {e}") from e
-            try:
-                result = await work()
-                await self._db.commit()
-            except BaseException as e:
-                with contextlib.suppress(*DB_ERRORS):
-                    await self._db.rollback()
-                if isinstance(e, DB_ERRORS):
-                    raise StorageError(f"session database write failed: {e}") from e
-                raise
-            return result
+        return await immediate_transaction(
+            self._db, self._write_lock, work, what="the session database"
+        )
 
     async def _tick(self) -> float:
         """Now, but strictly after every recorded activity, so "latest" is never a tie.

@@ -8,15 +8,18 @@ index of the last one applied is kept in `schema_migrations`, so each runs exact
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sqlite3
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
+T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 5000
 
@@ -160,3 +163,33 @@ def _db_errors() -> tuple[type[Exception], ...]:
 
 DB_ERRORS: tuple[type[Exception], ...] = _db_errors()
 """Base errors of the driver `open_database` uses, for `except DB_ERRORS:`."""
+
+
+async def immediate_transaction(
+    db: aiosqlite.Connection,
+    lock: asyncio.Lock,
+    work: Callable[[], Awaitable[T]],
+    *,
+    what: str,
+) -> T:
+    """Run `work` inside BEGIN IMMEDIATE … COMMIT, rolling back on any failure.
+
+    The lock serialises writers of this process (one connection cannot nest transactions);
+    other connections and processes are serialised by SQLite itself. Driver errors become
+    StorageError naming `what` ("the session database", "the memory database").
+    """
+    async with lock:
+        try:
+            await db.execute("BEGIN IMMEDIATE")
+        except DB_ERRORS as e:
+            raise StorageError(f"cannot write to {what}: {e}") from e
+        try:
+            result = await work()
+            await db.commit()
+        except BaseException as e:
+            with contextlib.suppress(*DB_ERRORS):
+                await db.rollback()
+            if isinstance(e, DB_ERRORS):
+                raise StorageError(f"{what} write failed: {e}") from e
+            raise
+        return result
