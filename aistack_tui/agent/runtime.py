@@ -151,7 +151,8 @@ class Agent:
         """Queue a notice for the user (shown at the next step of the loop)."""
         self.notices.append(ev.Notice(text, level))  # type: ignore[arg-type]
 
-    def _drain_notices(self) -> list[ev.Notice]:
+    def take_notices(self) -> list[ev.Notice]:
+        """Notices not yet shown (the loop yields them; a host may take them early)."""
         out, self.notices = self.notices, []
         return out
 
@@ -183,7 +184,7 @@ class Agent:
             if self.hook_runner is not None:
                 text = "".join(b.text for b in content if isinstance(b, lt.TextBlock))
                 blocked, extra = await self.hook_runner.user_prompt_submit(text)
-                for notice in self._drain_notices():
+                for notice in self.take_notices():
                     yield notice
                 if blocked is not None:
                     yield ev.Notice(f"Prompt blocked by a UserPromptSubmit hook: {blocked}",
@@ -226,7 +227,7 @@ class Agent:
                         and stop_continuations < MAX_STOP_HOOK_CONTINUATIONS
                     ):
                         keep_going = await self.hook_runner.stop(stop_continuations > 0)
-                        for notice in self._drain_notices():
+                        for notice in self.take_notices():
                             yield notice
                         if keep_going:
                             stop_continuations += 1
@@ -247,7 +248,7 @@ class Agent:
                         results = item
                     else:
                         yield item
-                for notice in self._drain_notices():
+                for notice in self.take_notices():
                     yield notice
                 # Denied calls are the engine working, not the tools failing.
                 denied = len(self.runner.denials) - denials_before

@@ -180,7 +180,7 @@ class AistackApp(App[int]):
         self.status.set_model(session.model_string)
         self.status.set_mode(str(session.engine.mode))
         # Start-up warnings (MCP config, skills, checkpoints) now, not after the first prompt.
-        notices, session.agent.notices = session.agent.notices, []
+        notices = session.agent.take_notices()
         for early in notices:
             await self.notice(early.text, early.level)
         mcp = session.extensions.mcp
