@@ -18,7 +18,9 @@ from aistack_tui.knowledge.types import Chunk, Definition
 MAX_CHUNK_LINES = 80
 WINDOW_LINES = 60
 MAX_CHUNK_CHARS = 6000
-_WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
+_COMPOUND = re.compile(r"\b[A-Za-z_][a-z0-9_]*+[A-Z]\w*", re.ASCII)
+"""Identifiers with a capital after their first character: the only candidates for
+splitting, found in C so the Python loop sees a few per chunk rather than every word."""
 _INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+")
 
@@ -144,8 +146,8 @@ def identifier_words(text: str) -> str:
     capital need splitting.
     """
     words: dict[str, None] = {}
-    for ident in set(_WORDS.findall(text)):
-        if ident.islower() or ident.isupper() or not _INNER_CAPITAL.search(ident):
+    for ident in set(_COMPOUND.findall(text)):
+        if ident.isupper() or not _INNER_CAPITAL.search(ident):
             continue
         for part in split_identifier(ident):
             words[part] = None

@@ -203,12 +203,15 @@ def extract(source: bytes, language: str) -> FileExtraction:
     tree = loaded.parser.parse(source)
     matches = QueryCursor(loaded.query).matches(tree.root_node)
     definitions = _definitions(matches, source, language)
+    # Counted as raw bytes (one decode per distinct name, not per use).
+    raw: Counter[bytes] = Counter(
+        node.text for _, captures in matches for node in captures.get("ref", ()) if node.text
+    )
     refs: Counter[str] = Counter()
-    for _, captures in matches:
-        for node in captures.get("ref", ()):
-            name = _text(node)
-            if len(name) > 1:
-                refs[name] += 1
+    for key, count in raw.items():
+        name = key.decode("utf-8", "replace")
+        if len(name) > 1:
+            refs[name] += count
     return FileExtraction(
         language=language,
         definitions=tuple(definitions),

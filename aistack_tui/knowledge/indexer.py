@@ -176,6 +176,39 @@ class KnowledgeIndex:
         embed_dim = 0
         if self.store.vec_dim and self._offline_embedder and len(jobs) < POOL_THRESHOLD:
             embed_dim = self.embedder.dim
+        bulk = len(jobs) >= POOL_THRESHOLD
+        if bulk:
+            await self.store.bulk_mode(True)
+        try:
+            await self._parse_and_write(jobs, states, stats, progress, embed_dim)
+        finally:
+            if bulk:
+                await self.store.bulk_mode(False)
+        if removed:
+            await self.store.remove(removed, states)
+            stats.removed = len(removed)
+        stats.files_total, stats.symbols_total, stats.chunks_total = await self.store.counts()
+        self.chunk_count = stats.chunks_total
+        if self.graph is None and full_scan:
+            if on_phase:
+                on_phase("ranking")
+            await self.rebuild_graph()
+        elif stats.parsed or stats.removed:
+            # An update must stay fast (the rebuild reads every reference: seconds on a
+            # big tree): the map catches up in the background, turns use the previous
+            # graph meanwhile.
+            self._schedule_graph_rebuild()
+        return stats
+
+    async def _parse_and_write(
+        self,
+        jobs: Sequence[ParseJob],
+        states: dict[str, FileState],
+        stats: IndexStats,
+        progress: Progress | None,
+        embed_dim: int,
+    ) -> None:
+        """Write each batch of parse results as it arrives (searchable batch by batch)."""
         done = 0
         async for outcomes in run_jobs(str(self.project_root), jobs, embed_dim=embed_dim):
             parsed: list[ParsedFile] = []
@@ -201,21 +234,6 @@ class KnowledgeIndex:
             done += len(outcomes)
             if progress:
                 progress(done, len(jobs))
-        if removed:
-            await self.store.remove(removed, states)
-            stats.removed = len(removed)
-        stats.files_total, stats.symbols_total, stats.chunks_total = await self.store.counts()
-        self.chunk_count = stats.chunks_total
-        if self.graph is None and full_scan:
-            if on_phase:
-                on_phase("ranking")
-            await self.rebuild_graph()
-        elif stats.parsed or stats.removed:
-            # An update must stay fast (the rebuild reads every reference: seconds on a
-            # big tree): the map catches up in the background, turns use the previous
-            # graph meanwhile.
-            self._schedule_graph_rebuild()
-        return stats
 
     def _schedule_graph_rebuild(self) -> None:
         if self._graph_task is not None and not self._graph_task.done():

@@ -182,8 +182,9 @@ def build_graph(
     # Each file passes its rank along its edges to the definitions it uses (aider's
     # way of ranking definitions, not just files).
     def_score: dict[tuple[int, str], float] = defaultdict(float)
+    totals = {src: sum(edges.values()) for src, edges in out.items()}
     for (src, dst), names in edge_names.items():
-        total_w = sum(out[src].values())
+        total_w = totals[src]
         for name, weight in names:
             def_score[(dst, name)] += graph.rank.get(src, 0.0) * weight / total_w
     graph.def_score = dict(def_score)
