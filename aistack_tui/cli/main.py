@@ -44,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("prompt", nargs="*", help="the prompt (TUI: first message)")
     p.add_argument("-p", "--print", action="store_true", dest="print_mode",
                    help="print mode: run non-interactively and print the result")
-    p.add_argument("-m", "--model", help="PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-5")
+    p.add_argument("-m", "--model", help="PROVIDER/MODEL, e.g. anthropic/claude-sonnet-4-6")
     p.add_argument("--output-format", choices=OUTPUT_FORMATS, default="text",
                    help="print mode output: text, json or stream-json")
     p.add_argument("-c", "--continue", action="store_true", dest="continue_latest",

@@ -118,7 +118,7 @@ def canonical_name(name: str) -> str:
 
 
 def parse_model_string(value: str) -> tuple[str, str]:
-    """`"anthropic/claude-sonnet-4-5"` → `("anthropic", "claude-sonnet-4-5")`.
+    """`"anthropic/claude-sonnet-4-6"` → `("anthropic", "claude-sonnet-4-6")`.
 
     Only the first slash separates: `openrouter/meta-llama/llama-3.3-70b` keeps the
     vendor's slashes in the model. A bare well-known model name (`claude-…`, `gpt-…`,

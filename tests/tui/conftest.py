@@ -55,6 +55,19 @@ async def wait_for(pilot: Any, condition: Callable[[], object], timeout: float =
         await pilot.pause(0.02)
 
 
+async def wait_for_screen(pilot: Any, screen_type: type, timeout: float = 10.0) -> Any:
+    """Wait until a `screen_type` screen is on top *and* composed; returns it.
+
+    `isinstance(app.screen, ...)` turns true as soon as the screen is pushed, before
+    its widgets exist; querying or pressing keys then races the compose.
+    """
+    app = pilot.app
+    await wait_for(pilot, lambda: isinstance(app.screen, screen_type) and app.screen.is_mounted,
+                   timeout=timeout)
+    await pilot.pause()
+    return app.screen
+
+
 def screen_text(app: Any) -> str:
     """The screen as plain text, one line per row (what a user would read)."""
     strips = app.screen._compositor.render_strips()

@@ -11,7 +11,7 @@ from aistack_tui.tui.widgets.entries import AssistantEntry, ToolEntry
 from aistack_tui.tui.widgets.prompt_input import PromptInput
 from aistack_tui.tui.widgets.status_bar import StatusBar
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
-from tests.tui.conftest import screen_text, wait_for
+from tests.tui.conftest import screen_text, wait_for, wait_for_screen
 
 
 def entries(app):
@@ -72,7 +72,7 @@ async def run_to_dialog(pilot, prompt: str = "make f return 2") -> ConfirmScreen
     app = pilot.app
     await wait_for(pilot, lambda: app.session is not None)
     await type_and_send(pilot, prompt)
-    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+    await wait_for_screen(pilot, ConfirmScreen)
     return app.screen
 
 

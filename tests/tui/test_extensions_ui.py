@@ -12,7 +12,7 @@ from aistack_tui.tui.widgets.entries import ToolEntry
 from aistack_tui.tui.widgets.status_bar import StatusBar
 from aistack_tui.tui.widgets.tool_card import ToolCard, children_shown
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
-from tests.tui.conftest import screen_text, wait_for
+from tests.tui.conftest import screen_text, wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 from tests.tui.test_session_commands import command, notices
 
@@ -42,7 +42,7 @@ async def test_trusting_the_project_runs_its_servers_and_hooks_and_is_remembered
     project_with_code(git_repo, dead_server=True)
     app = make_app(*read_turns())
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen))
+        await wait_for_screen(pilot, TrustScreen)
         await wait_for(pilot, lambda: "fixture" in screen_text(app))
         shown = screen_text(app)
         assert "MCP server fixture" in shown and "mcp_server.py" in shown
@@ -71,7 +71,7 @@ async def test_declining_trust_skips_servers_and_hooks(make_app, git_repo: Path)
     project_with_code(git_repo)
     app = make_app(*read_turns())
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, TrustScreen))
+        await wait_for_screen(pilot, TrustScreen)
         await pilot.press("n")
         await wait_for(pilot, lambda: app.session is not None)
         assert app.session.extensions.mcp is None

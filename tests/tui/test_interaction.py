@@ -11,7 +11,7 @@ from aistack_tui.tui.widgets.entries import AssistantEntry, NoticeEntry, UserEnt
 from aistack_tui.tui.widgets.prompt_input import PromptInput
 from aistack_tui.tui.widgets.status_bar import StatusBar
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
-from tests.tui.conftest import wait_for
+from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 
 LONG = "word " * 400
@@ -114,7 +114,7 @@ async def test_resume_picker_loads_an_earlier_session(make_app) -> None:
         old_id = first.session.info.id
     app = make_app(resume="")
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, SessionPickerScreen))
+        await wait_for_screen(pilot, SessionPickerScreen)
         options = app.screen.query_one(OptionList)
         assert options.get_option_at_index(0).id == old_id
         await pilot.press("enter")
@@ -154,7 +154,7 @@ async def test_setup_screen_saves_the_key_and_opens_the_session(git_repo: Path, 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     app = AistackApp(make_run_config(cwd=git_repo), None, local_servers=())
     async with app.run_test(size=(100, 30)) as pilot:
-        await wait_for(pilot, lambda: isinstance(app.screen, SetupScreen))
+        await wait_for_screen(pilot, SetupScreen)
         await pilot.press("enter")  # Anthropic, the first choice
         await pilot.press(*"fake-key", "enter")
         await ready(pilot)

@@ -10,7 +10,7 @@ from aistack_tui.llm import types as lt
 from aistack_tui.tui.screens.question import QuestionScreen
 from aistack_tui.tui.widgets.entries import NoticeEntry, UserEntry
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
-from tests.tui.conftest import wait_for
+from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 
 
@@ -115,12 +115,12 @@ async def test_undo_restores_and_asks_before_overwriting_a_hand_edit(
         assert (git_repo / "a.py").read_text() == "new\n"
         (git_repo / "a.py").write_text("hand edit\n")
         await type_and_send(pilot, "/undo")
-        await wait_for(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        await wait_for_screen(pilot, QuestionScreen)
         await pilot.press("n")
         await wait_for(pilot, lambda: "Nothing was restored." in notices(app))
         assert (git_repo / "a.py").read_text() == "hand edit\n"
         await type_and_send(pilot, "/undo")
-        await wait_for(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        await wait_for_screen(pilot, QuestionScreen)
         await pilot.press("y")
         await wait_for(pilot, lambda: any(n.startswith("Undid the last turn") for n in notices(app)))
         assert (git_repo / "a.py").read_text() == "old\n"
@@ -169,12 +169,12 @@ async def test_init_asks_then_writes_an_agents_md_skeleton(make_app, git_repo: P
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot)
         await type_and_send(pilot, "/init")
-        await wait_for(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        await wait_for_screen(pilot, QuestionScreen)
         await pilot.press("n")
         await wait_for(pilot, lambda: "AGENTS.md was not written." in notices(app))
         assert not (git_repo / "AGENTS.md").exists()
         await type_and_send(pilot, "/init")
-        await wait_for(pilot, lambda: isinstance(app.screen, QuestionScreen))
+        await wait_for_screen(pilot, QuestionScreen)
         await pilot.press("y")
         await wait_for(pilot, lambda: (git_repo / "AGENTS.md").exists())
         text = (git_repo / "AGENTS.md").read_text()

@@ -20,7 +20,7 @@ from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.screens.setup import SetupScreen
 from aistack_tui.tui.widgets.entries import NoticeEntry
 from tests.fakes.fake_llm import Fault, Turn
-from tests.tui.conftest import wait_for
+from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import entries, type_and_send
 
 SIZE = (100, 30)
@@ -91,7 +91,7 @@ async def _dialog(pilot: Any) -> None:
     await _ready(pilot)
     app = pilot.app
     app._snapshot_ask = asyncio.create_task(app.approver.decide(_edit_request()))
-    await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+    await wait_for_screen(pilot, ConfirmScreen)
     await pilot.pause(0.1)
 
 
@@ -120,7 +120,7 @@ def test_error(snap_compare, make_app) -> None:
 
 
 async def _setup(pilot: Any) -> None:
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, SetupScreen))
+    await wait_for_screen(pilot, SetupScreen)
     await pilot.pause(0.2)
 
 
