@@ -11,153 +11,68 @@ wrappers like `sudo`, `timeout`, `xargs`, `bash -c`, `eval`, `find -exec` looked
 `files` a redirection reads or writes, and `problems`. Any problem makes the engine ask.
 Words whose value depends on the runtime (`$X`, `$(...)`, globs in command names) carry a
 NUL (`DYN`), which no rule contains, so they can never satisfy a literal rule.
+
+This module walks the syntax tree (statements, words, redirections). Wrapper commands are
+looked through in `bash_wrappers.py`, and the result types live in `bash_model.py`; both
+are re-exported here, so this stays the one import for callers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
-DYN = "\x00"
-MAX_COMMAND_CHARS = 10_000
-MAX_DEPTH = 6
-MAX_PARTS = 64
-MAX_NODES = 20_000
+from aistack_tui.permissions.bash_model import (
+    DYN,
+    MAX_COMMAND_CHARS,
+    MAX_DEPTH,
+    MAX_NODES,
+    MAX_PARTS,
+    SHELLS,
+    AnalysisContext,
+    BashAnalysis,
+    CommandPart,
+    FileAccess,
+    dangerous_env,
+)
+from aistack_tui.permissions.bash_wrappers import PIPE_WRAPPERS, add_part
+
+# The data types live in bash_model and the wrapper handling in bash_wrappers; they are
+# re-exported so callers keep importing everything from here.
+__all__ = [
+    "DYN",
+    "MAX_COMMAND_CHARS",
+    "MAX_DEPTH",
+    "MAX_NODES",
+    "MAX_PARTS",
+    "SHELLS",
+    "BashAnalysis",
+    "CommandPart",
+    "FileAccess",
+    "analyze",
+    "dangerous_env",
+    "describe",
+    "static_args",
+]
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _PARSER = Parser(_LANGUAGE)
-
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "busybox"})
-# Variables that change what a command does or which program runs; a part that sets one
-# cannot be allowed by a rule written for the plain command.
-_DANGEROUS_ENV_EXACT = frozenset(
-    {
-        "PATH",
-        "IFS",
-        "ENV",
-        "BASH_ENV",
-        "PS4",
-        "SHELLOPTS",
-        "BASHOPTS",
-        "PROMPT_COMMAND",
-        "HOME",
-        "EDITOR",
-        "VISUAL",
-        "NODE_OPTIONS",
-        "JAVA_TOOL_OPTIONS",
-        "PERL5OPT",
-        "PERL5LIB",
-        "RUBYOPT",
-        "RUBYLIB",
-        "LESSOPEN",
-        "LESSCLOSE",
-        "BROWSER",
-        "SSH_ASKPASS",
-        "SUDO_ASKPASS",
-        "CDPATH",
-        "GLOBIGNORE",
-        "ZDOTDIR",
-        "XDG_CONFIG_HOME",
-        "TMPDIR",
-    }
-)
-_DANGEROUS_ENV_PREFIXES = (
-    "LD_",
-    "DYLD_",
-    "GIT_",
-    "BASH_FUNC_",
-    "PYTHON",
-    "NPM_CONFIG_",
-    "npm_config_",
-    "CARGO_",
-    "RUSTC",
-)
-
-
-def dangerous_env(name: str) -> bool:
-    return (
-        name in _DANGEROUS_ENV_EXACT
-        or name.startswith(_DANGEROUS_ENV_PREFIXES)
-        or "PAGER" in name
-        or "EDITOR" in name
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class CommandPart:
-    """One simple command the line would run.
-
-    `views` go from the command as written (with wrappers) to the innermost program;
-    deny/ask rules are tried on every view, allow rules on `views[allow_view]`.
-    `needs_allow` is False for a `bash -c`/`eval` shell whose script became its own parts.
-    """
-
-    views: tuple[tuple[str, ...], ...]
-    text: str
-    cwd: tuple[Path, ...] | None
-    env: tuple[str, ...] = ()
-    wrappers: tuple[str, ...] = ()
-    globbed: frozenset[int] = frozenset()
-    allow_view: int = -1
-    needs_allow: bool = True
-
-    @property
-    def argv(self) -> tuple[str, ...]:
-        return self.views[-1]
-
-
-@dataclass(frozen=True, slots=True)
-class FileAccess:
-    """A file a redirection opens: `>`/`>>`/`&>` write it, `<` reads it."""
-
-    path: str
-    write: bool
-    cwd: tuple[Path, ...] | None
-    text: str
-
-
-@dataclass(slots=True)
-class BashAnalysis:
-    command: str
-    parts: list[CommandPart] = field(default_factory=list)
-    files: list[FileAccess] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    # Pipelines as lists of argv[0] names, for guardrails such as `curl ... | sh`.
-    pipelines: list[list[str]] = field(default_factory=list)
-    function_bodies: list[str] = field(default_factory=list)
-
-
-class _Ctx:
-    __slots__ = ("analysis", "cwd", "home", "nodes")
-
-    def __init__(self, analysis: BashAnalysis, cwd: Path | None, home: Path) -> None:
-        self.analysis = analysis
-        # Every directory the shell may be in: a `cd` that fails leaves it where it was,
-        # so after `cd x` both the old and the new directory are possible.
-        self.cwd: tuple[Path, ...] | None = (cwd,) if cwd is not None else None
-        self.home = home
-        self.nodes = 0
-
-    def problem(self, why: str) -> None:
-        if why not in self.analysis.problems:
-            self.analysis.problems.append(why)
 
 
 def analyze(command: str, cwd: Path | None, home: Path) -> BashAnalysis:
     """Split `command` into parts, files and problems (see the module docstring)."""
     analysis = BashAnalysis(command)
-    ctx = _Ctx(analysis, cwd, home)
+    ctx = AnalysisContext(analysis, cwd, home, _analyze_into)
     _analyze_into(command, ctx, 0)
     if len(analysis.parts) > MAX_PARTS:
         ctx.problem(f"more than {MAX_PARTS} commands to analyse")
     return analysis
 
 
-def _analyze_into(command: str, ctx: _Ctx, depth: int) -> None:
+def _analyze_into(command: str, ctx: AnalysisContext, depth: int) -> None:
     if depth > MAX_DEPTH:
         ctx.problem("commands nested too deeply to analyse")
         return
@@ -224,7 +139,7 @@ _WORDISH = frozenset(
 _REDIRECTS = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
-def _statement(node: Node, ctx: _Ctx, depth: int) -> None:
+def _statement(node: Node, ctx: AnalysisContext, depth: int) -> None:
     ctx.nodes += 1
     if ctx.nodes > MAX_NODES:
         ctx.problem("command too large to analyse")
@@ -288,24 +203,6 @@ def _statement(node: Node, ctx: _Ctx, depth: int) -> None:
     ctx.problem(f"unsupported shell construct: {kind}")
 
 
-_PIPE_WRAPPERS = frozenset(
-    {
-        "sudo",
-        "doas",
-        "env",
-        "timeout",
-        "nice",
-        "nohup",
-        "stdbuf",
-        "command",
-        "exec",
-        "time",
-        "ionice",
-        "setsid",
-    }
-)
-
-
 def _static_name(command: Node) -> str:
     """The program a pipeline stage runs, looking past wrappers like `sudo` and `env`,
     read from the literal text without analysing it again (for guardrails only)."""
@@ -318,13 +215,13 @@ def _static_name(command: Node) -> str:
     for word in words:
         value, _ = _unescape_unquoted(word.strip("'\""))
         name = value.rsplit("/", 1)[-1]
-        if name in _PIPE_WRAPPERS or value.startswith("-") or "=" in value or value.isdigit():
+        if name in PIPE_WRAPPERS or value.startswith("-") or "=" in value or value.isdigit():
             continue
         return name
     return ""
 
 
-def _assignments(node: Node, ctx: _Ctx, depth: int) -> list[str]:
+def _assignments(node: Node, ctx: AnalysisContext, depth: int) -> list[str]:
     names: list[str] = []
     targets = [node] if node.type == "variable_assignment" else list(node.named_children)
     for assignment in targets:
@@ -342,13 +239,13 @@ def _assignments(node: Node, ctx: _Ctx, depth: int) -> list[str]:
     return names
 
 
-def _standalone_assign_check(names: list[str], ctx: _Ctx) -> None:
+def _standalone_assign_check(names: list[str], ctx: AnalysisContext) -> None:
     for name in names:
         if dangerous_env(name):
             ctx.problem(f"sets {name}, which changes what later commands run")
 
 
-def _declaration(node: Node, ctx: _Ctx, depth: int) -> None:
+def _declaration(node: Node, ctx: AnalysisContext, depth: int) -> None:
     for child in node.named_children:
         if child.type == "variable_assignment":
             _standalone_assign_check(_assignments(child, ctx, depth), ctx)
@@ -363,7 +260,7 @@ def _declaration(node: Node, ctx: _Ctx, depth: int) -> None:
             ctx.problem(f"unsupported shell construct: {child.type}")
 
 
-def _test(node: Node, ctx: _Ctx, depth: int) -> None:
+def _test(node: Node, ctx: AnalysisContext, depth: int) -> None:
     # `[[ $x -eq 1 ]]` evaluates $x arithmetically, which can run `a[$(cmd)]`; a test over
     # expansions is therefore not something to wave through.
     stack = list(node.named_children)
@@ -419,7 +316,7 @@ def _unescape_dq(text: str) -> str:
     return "".join(out)
 
 
-def _substitutions(node: Node, ctx: _Ctx, depth: int) -> None:
+def _substitutions(node: Node, ctx: AnalysisContext, depth: int) -> None:
     """Analyse every `$(...)`, backtick and `<(...)` below `node` as commands of their own."""
     stack = [node]
     while stack:
@@ -437,7 +334,7 @@ def _substitutions(node: Node, ctx: _Ctx, depth: int) -> None:
         stack.extend(current.named_children)
 
 
-def _word(node: Node | None, ctx: _Ctx, depth: int) -> tuple[str, bool]:
+def _word(node: Node | None, ctx: AnalysisContext, depth: int) -> tuple[str, bool]:
     """The static value of a word (DYN where it depends on the runtime), and whether it
     is an unquoted glob. Substitutions inside are analysed as commands."""
     if node is None:
@@ -498,7 +395,7 @@ def _word(node: Node | None, ctx: _Ctx, depth: int) -> tuple[str, bool]:
     return DYN, False
 
 
-def _arith(node: Node, ctx: _Ctx) -> None:
+def _arith(node: Node, ctx: AnalysisContext) -> None:
     stack = [node]
     while stack:
         current = stack.pop()
@@ -519,7 +416,7 @@ def _arith(node: Node, ctx: _Ctx) -> None:
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 
 
-def _redirect(node: Node, ctx: _Ctx, depth: int) -> None:
+def _redirect(node: Node, ctx: AnalysisContext, depth: int) -> None:
     if node.type == "herestring_redirect":
         for child in node.named_children:
             _word(child, ctx, depth)
@@ -569,7 +466,7 @@ def _redirect(node: Node, ctx: _Ctx, depth: int) -> None:
 # --- simple commands and wrappers -------------------------------------------------------
 
 
-def _command(node: Node, ctx: _Ctx, depth: int) -> None:
+def _command(node: Node, ctx: AnalysisContext, depth: int) -> None:
     argv: list[str] = []
     globbed: set[int] = set()
     env: list[str] = []
@@ -599,315 +496,9 @@ def _command(node: Node, ctx: _Ctx, depth: int) -> None:
     if DYN in argv[0] or 0 in globbed:
         ctx.problem("the command name depends on variables, substitutions or globs")
         return
-    _add_part(
+    add_part(
         tuple(argv), _text(node), frozenset(globbed), tuple(env), ctx, depth, views=(), wrappers=()
     )
-
-
-def _skip_options(
-    argv: tuple[str, ...], i: int, with_value: frozenset[str], flags_ok: bool = True
-) -> int:
-    """Index of the first non-option word from `i`; `with_value` options eat the next word."""
-    while i < len(argv):
-        word = argv[i]
-        if word == "--":
-            return i + 1
-        if not word.startswith("-") or word == "-":
-            return i
-        if word in with_value:
-            i += 2
-            continue
-        if not flags_ok:
-            return i
-        i += 1
-    return i
-
-
-_TIMEOUT_OPTS = frozenset({"-s", "--signal", "-k", "--kill-after"})
-_NICE_OPTS = frozenset({"-n", "--adjustment"})
-_SUDO_OPTS = frozenset(
-    {
-        "-u",
-        "-g",
-        "-p",
-        "-C",
-        "-h",
-        "-D",
-        "-R",
-        "-T",
-        "-U",
-        "-r",
-        "-t",
-        "--user",
-        "--group",
-        "--prompt",
-        "--chdir",
-        "--host",
-    }
-)
-_XARGS_OPTS = frozenset(
-    {
-        "-a",
-        "-d",
-        "-E",
-        "-I",
-        "-L",
-        "-n",
-        "-P",
-        "-s",
-        "--arg-file",
-        "--delimiter",
-        "--max-args",
-        "--max-procs",
-        "--max-chars",
-        "--max-lines",
-        "--replace",
-        "--eof",
-        "--process-slot-var",
-    }
-)
-_STDBUF_OPTS = frozenset({"-i", "-o", "-e"})
-_IONICE_OPTS = frozenset({"-c", "-n", "-p", "-P", "-u", "--class", "--classdata"})
-_EXEC_TRANSPARENT = frozenset({"nohup", "time", "command", "builtin", "exec", "setsid"})
-_FIND_EXEC = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
-
-
-def _shell_script(argv: tuple[str, ...]) -> tuple[str | None, bool]:
-    """For `bash [opts] -c SCRIPT`, the script (None if dynamic) and True; else (None, False)."""
-    i = 1
-    while i < len(argv):
-        word = argv[i]
-        if word in ("-o", "+o", "-O", "+O", "--rcfile", "--init-file"):
-            i += 2
-            continue
-        if word.startswith("--"):
-            i += 1
-            continue
-        if word.startswith(("-", "+")) and len(word) > 1:
-            if "c" in word[1:]:
-                script = argv[i + 1] if i + 1 < len(argv) else ""
-                return (None if DYN in script else script), True
-            i += 1
-            continue
-        break
-    return None, False
-
-
-def _add_part(
-    argv: tuple[str, ...],
-    text: str,
-    globbed: frozenset[int],
-    env: tuple[str, ...],
-    ctx: _Ctx,
-    depth: int,
-    views: tuple[tuple[str, ...], ...],
-    wrappers: tuple[str, ...],
-    allow_outer: bool = False,
-) -> None:
-    """Record `argv` as a part, first looking through any wrapper it starts with."""
-    views = (*views, argv)
-    name = argv[0].rsplit("/", 1)[-1] if argv and "/" in argv[0] else (argv[0] if argv else "")
-    inner_start: int | None = None
-    if name in ("cd", "pushd", "popd"):
-        _record(views, text, globbed, env, ctx, wrappers, -1, True)
-        _cd(argv, ctx)
-        return None
-    if name == "env":
-        i = 1
-        while i < len(argv):
-            word = argv[i]
-            if word in ("-u", "--unset"):
-                i += 2
-            elif word in ("-C", "--chdir") or word.startswith(("--chdir=", "-C")):
-                ctx.cwd = None
-                i += 2 if word in ("-C", "--chdir") else 1
-            elif word.startswith(("-S", "--split-string")):
-                ctx.problem("env -S splits a string into a command")
-                return
-            elif word.startswith("-") and word != "-":
-                i += 1
-            elif "=" in word and not word.startswith("="):
-                env = (*env, word.split("=", 1)[0])
-                i += 1
-            else:
-                break
-        inner_start = i if i < len(argv) else None
-    elif name == "timeout":
-        i = _skip_options(argv, 1, _TIMEOUT_OPTS)
-        inner_start = i + 1 if i + 1 < len(argv) else None
-    elif name == "nice":
-        i = 1
-        if i < len(argv) and argv[i].startswith("-") and argv[i][1:].lstrip("-").isdigit():
-            i += 1
-        inner_start = _skip_options(argv, i, _NICE_OPTS)
-    elif name in ("stdbuf", "ionice"):
-        inner_start = _skip_options(argv, 1, _STDBUF_OPTS if name == "stdbuf" else _IONICE_OPTS)
-    elif name in _EXEC_TRANSPARENT:
-        if name in ("command", "builtin") and any(a in ("-v", "-V") for a in argv[1:2]):
-            inner_start = None
-        else:
-            inner_start = _skip_options(argv, 1, frozenset({"-a"}))
-    elif name in ("sudo", "doas"):
-        i = _skip_options(argv, 1, _SUDO_OPTS)
-        opts = argv[1:i]
-        if any(o in ("-s", "-i", "--shell", "--login") for o in opts) and i < len(argv):
-            script = " ".join(argv[i:])
-            if DYN in script:
-                ctx.problem("sudo -s with a dynamic command")
-            else:
-                _analyze_into(script, ctx, depth + 1)
-            return _record(views, text, globbed, env, ctx, (*wrappers, name), 0, True)
-        if i < len(argv):
-            return _add_part(
-                argv[i:],
-                text,
-                frozenset(),
-                env,
-                ctx,
-                depth,
-                views,
-                (*wrappers, name),
-                allow_outer=True,
-            )
-    elif name == "xargs":
-        i = 1
-        replace: str | None = None
-        while i < len(argv):
-            word = argv[i]
-            if word == "--":
-                i += 1
-                break
-            if not word.startswith("-") or word == "-":
-                break
-            if word in ("-I", "--replace"):
-                replace = argv[i + 1] if i + 1 < len(argv) else None
-                i += 2
-            elif word.startswith("-I") and len(word) > 2:
-                replace = word[2:]
-                i += 1
-            elif word in _XARGS_OPTS:
-                i += 2
-            else:
-                i += 1
-        inner = argv[i:] or ("echo",)
-        inner = tuple(DYN if replace in a else a for a in inner) if replace else (*inner, DYN)
-        if DYN in inner[0]:
-            ctx.problem("xargs runs a command chosen at run time")
-            return
-        return _add_part(inner, text, frozenset(), env, ctx, depth, views, (*wrappers, name))
-    elif name in SHELLS:
-        script, is_c = _shell_script(argv)
-        if is_c:
-            if script is None:
-                ctx.problem(f"{name} -c with a script that depends on variables")
-            else:
-                _analyze_into(script, ctx, depth + 1)
-            return _record(views, text, globbed, env, ctx, (*wrappers, name), -1, False)
-    elif name == "eval":
-        script = " ".join(argv[1:])
-        if DYN in script:
-            ctx.problem("eval of a string that depends on variables")
-        else:
-            _analyze_into(script, ctx, depth + 1)
-        return _record(views, text, globbed, env, ctx, (*wrappers, name), -1, False)
-    elif name in ("watch",):
-        i = _skip_options(argv, 1, frozenset({"-n", "--interval", "-d", "--differences"}))
-        script = " ".join(argv[i:])
-        if DYN in script or not script:
-            ctx.problem("watch of a command that depends on variables")
-        else:
-            _analyze_into(script, ctx, depth + 1)
-        return _record(views, text, globbed, env, ctx, (*wrappers, name), -1, False)
-    elif name == "find":
-        argv, globbed = _find(argv, globbed, text, env, ctx, depth, wrappers)
-        views = (*views[:-1], argv)
-    elif name in ("coproc", "trap", "alias", "enable", "shopt", "set", "hash", "fc"):
-        ctx.problem(f"{name} changes how the shell runs later commands")
-        return
-    if inner_start is not None and inner_start < len(argv):
-        inner = argv[inner_start:]
-        if DYN in inner[0]:
-            ctx.problem("a wrapper runs a command chosen at run time")
-            return
-        shifted = frozenset(i - inner_start for i in globbed if i >= inner_start)
-        return _add_part(
-            inner, text, shifted, env, ctx, depth, views, (*wrappers, name), allow_outer=allow_outer
-        )
-    allow_view = 0 if allow_outer else -1
-    return _record(views, text, globbed, env, ctx, wrappers, allow_view, True)
-
-
-def _record(
-    views: tuple[tuple[str, ...], ...],
-    text: str,
-    globbed: frozenset[int],
-    env: tuple[str, ...],
-    ctx: _Ctx,
-    wrappers: tuple[str, ...],
-    allow_view: int,
-    needs_allow: bool,
-) -> None:
-    ctx.analysis.parts.append(
-        CommandPart(
-            views=views,
-            text=text,
-            cwd=ctx.cwd,
-            env=env,
-            wrappers=wrappers,
-            globbed=globbed,
-            allow_view=allow_view,
-            needs_allow=needs_allow,
-        )
-    )
-
-
-def _find(
-    argv: tuple[str, ...],
-    globbed: frozenset[int],
-    text: str,
-    env: tuple[str, ...],
-    ctx: _Ctx,
-    depth: int,
-    wrappers: tuple[str, ...],
-) -> tuple[tuple[str, ...], frozenset[int]]:
-    """Split `find ... -exec CMD {} ;` into the find itself and CMD as its own part."""
-    kept: list[str] = []
-    kept_globbed: set[int] = set()
-    i = 0
-    while i < len(argv):
-        word = argv[i]
-        if word in _FIND_EXEC:
-            j = i + 1
-            while j < len(argv) and argv[j] not in (";", "+"):
-                j += 1
-            inner = tuple(DYN if "{}" in a else a for a in argv[i + 1 : j])
-            if not inner or DYN in inner[0]:
-                ctx.problem(f"find {word} runs a command chosen at run time")
-            else:
-                _add_part(inner, text, frozenset(), env, ctx, depth, (), (*wrappers, "find"))
-            i = j + 1
-            continue
-        if i in globbed:
-            kept_globbed.add(len(kept))
-        kept.append(word)
-        i += 1
-    return tuple(kept), frozenset(kept_globbed)
-
-
-def _cd(argv: tuple[str, ...], ctx: _Ctx) -> None:
-    """Follow `cd DIR`: later relative paths are checked from the old and the new place."""
-    import os
-
-    args = [a for a in argv[1:] if not a.startswith("-")] if argv[0] == "cd" else None
-    if args is None or len(args) > 1 or "-" in argv[1:] or ctx.cwd is None:
-        ctx.cwd = None
-        return
-    target = args[0] if args else str(ctx.home)
-    if DYN in target:
-        ctx.cwd = None
-        return
-    new = [Path(os.path.realpath(os.path.join(str(base), target))) for base in ctx.cwd]
-    ctx.cwd = tuple(dict.fromkeys([*ctx.cwd, *new]))
 
 
 def describe(analysis: BashAnalysis) -> list[str]:
