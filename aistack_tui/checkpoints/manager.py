@@ -56,6 +56,8 @@ class UndoResult:
     """Paths changed by hand after the agent's last edit; left alone unless forced."""
     turns: list[str] = field(default_factory=list)
     """The turn ids that were undone, newest first."""
+    messages_cut: int = 0
+    """Stored conversation messages a rewind deleted (see checkpoints.wiring)."""
 
 
 class CheckpointManager:

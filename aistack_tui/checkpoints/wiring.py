@@ -3,8 +3,8 @@
 Two seams: the tool runner's `before_mutation` (called before every call that may change
 files, Bash included) takes the turn's `before` snapshot, and the agent's lifecycle hook
 `on_message` records the `after` snapshot whenever a batch of tool results lands. The turn
-id is the id of the user message that started the turn, so a front end can rewind the
-conversation to the same point it rewinds the files to.
+id is the id of the user message that started the turn, so a rewind cuts the
+conversation — stored and live — at the same point it rewinds the files to.
 """
 
 from __future__ import annotations
@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aistack_tui.checkpoints.manager import CheckpointError, CheckpointManager, UndoResult
+from aistack_tui.storage.db import StorageError
 
 if TYPE_CHECKING:
     from aistack_tui.agent.ports import LifecycleHooks
     from aistack_tui.agent.runtime import Agent
     from aistack_tui.bootstrap import AgentSession
     from aistack_tui.llm.types import Message
+    from aistack_tui.sessions.store import SessionStore
 
 LABEL_CHARS = 80
 
@@ -78,19 +80,58 @@ def attach_checkpoints(session: AgentSession, manager: CheckpointManager) -> Non
     agent.hooks = CheckpointHooks(agent.hooks, manager, session)
 
 
+async def rewind_stored_session(
+    store: SessionStore,
+    manager: CheckpointManager,
+    session_id: str,
+    turn_id: str,
+    *,
+    force: bool = False,
+) -> UndoResult:
+    """Restore files to before `turn_id` and cut the stored conversation at its prompt.
+
+    The prompt and every later message are deleted from the store
+    (`result.messages_cut` says how many), so resuming the session (`aistack -c`,
+    `/resume`) does not bring the rewound turns back. This is all a front end without a
+    live agent (`aistack rewind`) needs; `rewind_session` adds the live history.
+
+    The files go first: when they cannot be restored (a conflict without `force`) the
+    conversation is left whole. When the store cannot be written (locked, disk full)
+    the files stay rewound and the result's message says the stored session was not cut.
+    A turn whose prompt is not in the store cuts nothing.
+    """
+    result = await manager.rewind(session_id, turn_id, force=force)
+    if not result.ok or not result.turns:
+        return result
+    try:
+        result.messages_cut = await store.truncate(session_id, result.turns[-1])
+    except StorageError as e:
+        result.message += f"; the stored conversation was not cut ({e})"
+    return result
+
+
 async def rewind_session(
     session: AgentSession, manager: CheckpointManager, turn_id: str, *, force: bool = False
 ) -> UndoResult:
-    """Restore files to before `turn_id` and cut the live conversation back to that prompt.
+    """Restore files to before `turn_id` and cut the conversation back to that prompt.
 
-    Only the in-memory history is cut; the stored session keeps its messages (a front end
-    that wants the store to match can fork the session from the result).
+    Both the stored session (see `rewind_stored_session`) and the live history are cut.
+    After a compaction the prompt may no longer be in the live history (the summary
+    replaced it, or the kept tail was re-stored under new ids); the live history is
+    then reloaded from the cut store the way a resume would load it.
     """
-    result = await manager.rewind(session.info.id, turn_id, force=force)
+    result = await rewind_stored_session(
+        session.store, manager, session.info.id, turn_id, force=force
+    )
     if not result.ok or not result.turns:
         return result
     first = result.turns[-1]
     ids = [m.id for m in session.agent.messages]
     if first in ids:
         session.agent.messages = session.agent.messages[: ids.index(first)]
+    elif result.messages_cut:
+        from aistack_tui.agent.compaction import start_from_last_summary
+
+        stored = await session.store.messages(session.info.id)
+        session.agent.messages = start_from_last_summary(stored)
     return result

@@ -55,8 +55,6 @@ _TOOL_INPUT_INDEX_MAX = 1000
 _MIN_TICK = 1e-6
 
 
-
-
 # --- migrations -----------------------------------------------------------------------
 
 
@@ -331,6 +329,38 @@ class SqliteSessionStore:
 
         await self._write(work)
         return await self._get_exact(new_id)
+
+    async def truncate(self, session_id: str, from_message_id: str) -> int:
+        """Cut the history at `from_message_id` (see SessionStore.truncate).
+
+        One transaction: the rows go, the FTS index follows through its delete trigger,
+        and `message_count` is recounted. `updated_at` moves on, because a rewind is
+        activity: if messages are left, the session stays the one `aistack -c` continues.
+        """
+
+        async def work() -> int:
+            await self._get_exact(session_id)
+            cur = await self._db.execute(
+                "SELECT seq FROM session_messages WHERE session_id = ? AND message_id = ?",
+                (session_id, from_message_id),
+            )
+            row = await cur.fetchone()
+            if row is None:
+                return 0
+            cur = await self._db.execute(
+                "DELETE FROM session_messages WHERE session_id = ? AND seq >= ?",
+                (session_id, row[0]),
+            )
+            deleted = cur.rowcount
+            now = await self._tick()
+            await self._db.execute(
+                "UPDATE sessions SET updated_at = ?, message_count ="
+                " (SELECT COUNT(*) FROM session_messages WHERE session_id = ?) WHERE id = ?",
+                (now, session_id, session_id),
+            )
+            return deleted
+
+        return await self._write(work)
 
     async def record_usage(
         self, session_id: str, usage: Usage, cost_usd: float | None, model: str

@@ -57,6 +57,17 @@ class SessionStore(Protocol):
         """A new session (new id, `parent_id` set) holding a copy of the history."""
         ...
 
+    async def truncate(self, session_id: str, from_message_id: str) -> int:
+        """Delete message `from_message_id` and every later one of the session, atomically.
+
+        This is how a rewind cuts the stored conversation, so resuming the session later
+        does not bring the rewound turns back; search stops finding the deleted text.
+        Returns how many messages were deleted: 0, changing nothing, when the session has
+        no message with that id. Usage totals and the title are kept (the tokens were
+        spent). Raises SessionNotFoundError for an unknown session id.
+        """
+        ...
+
     async def record_usage(
         self, session_id: str, usage: Usage, cost_usd: float | None, model: str
     ) -> None:
