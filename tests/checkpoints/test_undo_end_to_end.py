@@ -14,6 +14,7 @@ from aistack_tui.checkpoints import CheckpointManager
 from aistack_tui.checkpoints.wiring import attach_checkpoints, rewind_session
 from aistack_tui.cli.commands import undo
 from aistack_tui.cli.main import SUBCOMMANDS
+from aistack_tui.sessions.sqlite_store import open_session_store
 from tests.e2e.helpers import FAST_RETRY, run_aistack, write_user_settings
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
@@ -143,6 +144,12 @@ async def test_rewind_lists_turns_and_restores_an_earlier_one(
     assert "fix add" in capsys.readouterr().out
     assert await undo.run(undo_args("rewind", first_prompt), config) == 0
     assert (project / "calc.py").read_bytes() == ORIGINAL
+    assert "cut " in capsys.readouterr().out
+    store = await open_session_store(config.home)
+    try:  # the shell rewind cut the stored conversation back to before "fix add"
+        assert await store.messages(sid) == []
+    finally:
+        await store.close()
     assert await undo.run(undo_args("rewind", "9", "--session", "nope"), config) == 2
 
 

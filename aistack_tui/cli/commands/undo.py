@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
         "--force", action="store_true", help="overwrite files changed by hand since the agent"
     )
     rewind = subparsers.add_parser(
-        "rewind", help="restore the files to their state before a turn (lists turns without one)"
+        "rewind", help="restore files and conversation to before a turn (lists turns without one)"
     )
     rewind.add_argument("turn", nargs="?", metavar="TURN", help="turn number or id")
     rewind.add_argument("--session", metavar="ID", help="session id or prefix (default: latest)")
@@ -41,6 +41,7 @@ def register(subparsers: Any) -> None:
 
 async def run(args: argparse.Namespace, config: RunConfig) -> int:
     from aistack_tui.checkpoints.manager import CheckpointError, CheckpointManager
+    from aistack_tui.checkpoints.wiring import rewind_stored_session
     from aistack_tui.sessions.models import SessionError
     from aistack_tui.sessions.sqlite_store import open_session_store
     from aistack_tui.storage.db import StorageError
@@ -51,36 +52,40 @@ async def run(args: argparse.Namespace, config: RunConfig) -> int:
         sys.stderr.write(f"aistack: {e}\n")
         return EXIT_FAILED
     try:
-        if args.session:
-            info = await store.get(args.session)
-            if info is None:
-                sys.stderr.write(
-                    f"aistack: no session {args.session!r}: list them with `aistack sessions`\n"
+        try:
+            if args.session:
+                info = await store.get(args.session)
+                if info is None:
+                    sys.stderr.write(
+                        f"aistack: no session {args.session!r}: list them with `aistack sessions`\n"
+                    )
+                    return EXIT_USAGE
+            else:
+                info = await store.latest(config.project_root)
+                if info is None:
+                    sys.stderr.write("aistack: no session in this project yet: nothing to undo\n")
+                    return EXIT_FAILED
+        except SessionError as e:
+            sys.stderr.write(f"aistack: {e}\n")
+            return EXIT_USAGE
+
+        manager = CheckpointManager(config.home, config.project_root)
+        try:
+            if args.command == "rewind" and not args.turn:
+                return _list_turns(manager, info.id)
+            if args.command == "rewind":
+                # Files and the stored conversation both go back, as /rewind does.
+                result = await rewind_stored_session(
+                    store, manager, info.id, args.turn, force=args.force
                 )
-                return EXIT_USAGE
-        else:
-            info = await store.latest(config.project_root)
-            if info is None:
-                sys.stderr.write("aistack: no session in this project yet: nothing to undo\n")
-                return EXIT_FAILED
-    except SessionError as e:
-        sys.stderr.write(f"aistack: {e}\n")
-        return EXIT_USAGE
+            else:
+                result = await manager.undo_last(info.id, force=args.force)
+        except CheckpointError as e:
+            sys.stderr.write(f"aistack: {e}\n")
+            return EXIT_FAILED
+        return _report(result)
     finally:
         await store.close()
-
-    manager = CheckpointManager(config.home, config.project_root)
-    try:
-        if args.command == "rewind" and not args.turn:
-            return _list_turns(manager, info.id)
-        if args.command == "rewind":
-            result = await manager.rewind(info.id, args.turn, force=args.force)
-        else:
-            result = await manager.undo_last(info.id, force=args.force)
-    except CheckpointError as e:
-        sys.stderr.write(f"aistack: {e}\n")
-        return EXIT_FAILED
-    return _report(result)
 
 
 def _list_turns(manager: Any, session_id: str) -> int:
@@ -105,4 +110,6 @@ def _report(result: UndoResult) -> int:
         sys.stdout.write(f"  restored {path}\n")
     for path in result.removed:
         sys.stdout.write(f"  removed  {path}\n")
+    if result.messages_cut:
+        sys.stdout.write(f"  cut {result.messages_cut} message(s) from the conversation\n")
     return EXIT_OK
