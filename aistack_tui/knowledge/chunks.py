@@ -138,17 +138,29 @@ def split_identifier(name: str) -> list[str]:
     return parts
 
 
+_SPLITS: dict[str, tuple[str, ...]] = {}
+_SPLITS_MAX = 100_000
+
+
 def identifier_words(text: str) -> str:
     """The sub-words of every camelCase identifier in `text`, for the FTS `idents` column.
 
     FTS5's tokenizer already splits snake_case at `_`, but keeps `parseRequest` as one
     token; this column lets `parse request` find it. Only identifiers with an inner
-    capital need splitting.
+    capital need splitting, and each distinct one is split once per process (a worker
+    sees the same names in chunk after chunk).
     """
     words: dict[str, None] = {}
-    for ident in set(_COMPOUND.findall(text)):
-        if ident.isupper() or not _INNER_CAPITAL.search(ident):
-            continue
-        for part in split_identifier(ident):
+    for ident in dict.fromkeys(_COMPOUND.findall(text)):
+        parts = _SPLITS.get(ident)
+        if parts is None:
+            if ident.isupper() or not _INNER_CAPITAL.search(ident):
+                parts = ()
+            else:
+                parts = tuple(split_identifier(ident))
+            if len(_SPLITS) >= _SPLITS_MAX:
+                _SPLITS.clear()
+            _SPLITS[ident] = parts
+        for part in parts:
             words[part] = None
     return " ".join(words)

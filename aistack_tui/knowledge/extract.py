@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from operator import attrgetter
 
 from tree_sitter import Node, QueryCursor
 
@@ -28,6 +29,7 @@ _DOC_MAX = 400
 _WS = re.compile(r"\s+")
 _COMMENT_MARKS = re.compile(r"^\s*(?:///?|/\*+|\*/|\*|#+|--)\s?")
 MAX_PARSE_BYTES = 2_000_000
+_NODE_TEXT = attrgetter("text")
 
 
 def _text(node: Node | None) -> str:
@@ -68,13 +70,14 @@ def _signature(node: Node, source: bytes, kind: str) -> str:
 
 def _python_docstring(node: Node) -> str:
     body = node.child_by_field_name("body")
+    # `named_child(0)`, not `named_children[0]`: a class body can hold hundreds of nodes.
     if body is None or body.named_child_count == 0:
         return ""
-    first = body.named_children[0]
-    if first.type != "expression_statement" or first.named_child_count == 0:
+    first = body.named_child(0)
+    if first is None or first.type != "expression_statement" or first.named_child_count == 0:
         return ""
-    string = first.named_children[0]
-    if string.type != "string":
+    string = first.named_child(0)
+    if string is None or string.type != "string":
         return ""
     content = "".join(_text(c) for c in string.named_children if c.type == "string_content")
     return content.strip()
@@ -130,6 +133,26 @@ def _chunk_start(node: Node) -> int:
     return top.start_point.row + 1
 
 
+def _scopes(found: dict[int, tuple[Node, Node, str]]) -> dict[int, tuple[list[str], str]]:
+    """Each definition's enclosing definitions (names, outermost first) and the kind of
+    the nearest one.
+
+    Definitions nest exactly when their byte ranges do, so one pass over them sorted by
+    start (longest first) with a stack finds the enclosing ones, without walking every
+    node's parent chain up to the root.
+    """
+    ordered = sorted(found.items(), key=lambda item: (item[1][0].start_byte, -item[1][0].end_byte))
+    stack: list[tuple[int, int, str, str]] = []  # (start, end, name, kind)
+    scopes: dict[int, tuple[list[str], str]] = {}
+    for node_id, (node, name_node, kind) in ordered:
+        start, end = node.start_byte, node.end_byte
+        while stack and not (stack[-1][0] <= start and end <= stack[-1][1]):
+            stack.pop()
+        scopes[node_id] = ([entry[2] for entry in stack], stack[-1][3] if stack else "")
+        stack.append((start, end, _text(name_node).strip(), kind))
+    return scopes
+
+
 def _definitions(
     matches: list[tuple[int, dict[str, list[Node]]]], source: bytes, language: str
 ) -> list[Definition]:
@@ -142,22 +165,15 @@ def _definitions(
             if key.startswith("def.") and nodes:
                 node = nodes[0]
                 found.setdefault(node.id, (node, names[0], key[4:]))
-    by_id = {node_id: (_text(name).strip(), kind) for node_id, (_, name, kind) in found.items()}
+    scopes = _scopes(found)
+    name_line = language in ("c", "cpp")
     result: list[Definition] = []
-    for node, name_node, kind in found.values():
+    for node_id, (node, name_node, kind) in found.items():
         name = _WS.sub(" ", _text(name_node)).strip()
         if not name:
             continue
-        scope: list[str] = []
-        parent_kind = ""
-        ancestor = node.parent
-        while ancestor is not None:
-            entry = by_id.get(ancestor.id)
-            if entry is not None:
-                scope.append(entry[0])
-                parent_kind = parent_kind or entry[1]
-            ancestor = ancestor.parent
-        scope.reverse()
+        enclosing, parent_kind = scopes[node_id]
+        scope = list(enclosing)
         if kind == "function" and parent_kind in _CONTAINER_KINDS:
             kind = "method"
         if kind == "method" and not scope:
@@ -170,9 +186,7 @@ def _definitions(
                 name=name,
                 qualname=qualname,
                 kind=kind,
-                start_line=name_node.start_point.row + 1
-                if language in ("c", "cpp")
-                else node.start_point.row + 1,
+                start_line=(name_node if name_line else node).start_point.row + 1,
                 end_line=_end_line(node),
                 signature=_signature(node, source, kind),
                 doc=_docstring(node, language) if kind != "heading" else "",
@@ -203,12 +217,18 @@ def extract(source: bytes, language: str) -> FileExtraction:
     tree = loaded.parser.parse(source)
     matches = QueryCursor(loaded.query).matches(tree.root_node)
     definitions = _definitions(matches, source, language)
-    # Counted as raw bytes (one decode per distinct name, not per use).
-    raw: Counter[bytes] = Counter(
-        node.text for _, captures in matches for node in captures.get("ref", ()) if node.text
-    )
+    # Counted as raw bytes (one decode per distinct name, not per use); a stdlib-sized
+    # tree has ~650k reference captures, so the loop stays as bare as possible.
+    ref_nodes: list[Node] = []
+    for _, captures in matches:
+        nodes = captures.get("ref")
+        if nodes is not None:
+            ref_nodes += nodes
+    raw: Counter[bytes | None] = Counter(map(_NODE_TEXT, ref_nodes))
     refs: Counter[str] = Counter()
     for key, count in raw.items():
+        if not key:
+            continue
         name = key.decode("utf-8", "replace")
         if len(name) > 1:
             refs[name] += count

@@ -97,5 +97,8 @@ class IndexStats:
     chunks_total: int = 0
     seconds: float = 0.0
     searchable_seconds: float = 0.0
-    """When text, symbol and repo-map search were up to date (vectors follow)."""
+    """When definitions, references and chunks were stored: text and symbol search are
+    up to date (the repo map and vectors follow in the background)."""
+    map_seconds: float = 0.0
+    """When the repo-map graph was rebuilt (0 until then; set by the background task)."""
     parsed_paths: list[str] = field(default_factory=list)

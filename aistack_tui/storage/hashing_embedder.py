@@ -18,14 +18,15 @@ It is lexical, not semantic: "car" and "automobile" stay unrelated.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import math
 import re
 import sys
 from array import array
 from collections import Counter
 from collections.abc import Sequence
+from hashlib import blake2b as _blake2b
 from itertools import pairwise
+from operator import mul
 
 _WORD = re.compile(r"\w+")
 _IDENT_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -66,6 +67,7 @@ class HashingEmbedder:
         self.name = f"hash-ngram-{dim}"
         self._buckets: dict[str, int] = {}
         self._tokens: dict[str, tuple[str, tuple[int, ...], tuple[int, ...]]] = {}
+        self._pairs: dict[tuple[str, str], int] = {}
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         if sum(len(t) for t in texts) > _THREAD_THRESHOLD_CHARS:
@@ -79,37 +81,55 @@ class HashingEmbedder:
     def embed_one(self, text: str) -> list[float]:
         # Features are counted by signed bucket (the hashing trick applied before the tf
         # damping): it bounds the Python-level loops by `2 * dim` and lets Counter do the
-        # per-occurrence work in C.
+        # per-occurrence work in C. The arithmetic below is kept operation for operation
+        # the same as the first version of this function (stored vectors depend on it);
+        # only the bookkeeping around it is cheaper.
+        tokens = self._tokens
         words: list[str] = []
         unigrams: list[int] = []
         grams: list[int] = []
-        for match in _WORD.finditer(text):
-            lower, word_feats, gram_feats = self._token(match.group())
-            words.append(lower)
-            unigrams.extend(word_feats)
-            grams.extend(gram_feats)
-        bigrams = [self._bucket(f"b:{a} {b}") for a, b in pairwise(words)]
+        for raw in _WORD.findall(text):
+            cached = tokens.get(raw) or self._token(raw)
+            words.append(cached[0])
+            unigrams.extend(cached[1])
+            grams.extend(cached[2])
+        pairs = self._pairs
+        bigrams = [pairs.get(pair) or self._pair(pair) for pair in pairwise(words)]
 
-        word_vec = [0.0] * self.dim
+        dim = self.dim
+        word_vec = [0.0] * dim
         _accumulate(word_vec, Counter(unigrams), 1.0)
         _accumulate(word_vec, Counter(bigrams), _BIGRAM_WEIGHT)
-        char_vec = [0.0] * self.dim
+        char_vec = [0.0] * dim
         _accumulate(char_vec, Counter(grams), 1.0)
 
-        vec = [0.0] * self.dim
-        for block in (word_vec, char_vec):
-            norm = math.sqrt(math.fsum(x * x for x in block))
-            if norm > 0.0:
-                for i, x in enumerate(block):
-                    if x:
-                        vec[i] += x / norm
-        norm = math.sqrt(math.fsum(x * x for x in vec))
+        # 0.0 + y == y and a + 0.0 == a for every value that can occur here (sums of
+        # non-zero terms are never -0.0), so whole-list arithmetic equals the per-element
+        # "add if non-zero" of the original loop.
+        vec = [0.0] * dim
+        word_norm = math.sqrt(math.fsum(map(mul, word_vec, word_vec)))
+        if word_norm > 0.0:
+            vec = [x / word_norm for x in word_vec]
+        char_norm = math.sqrt(math.fsum(map(mul, char_vec, char_vec)))
+        if char_norm > 0.0:
+            vec = [a + x / char_norm for a, x in zip(vec, char_vec, strict=True)]
+        norm = math.sqrt(math.fsum(map(mul, vec, vec)))
         if norm == 0.0:
             # No words at all (empty or punctuation only): a fixed unit vector, so the
             # result is still normalised and all such texts are equal to each other.
             _accumulate(vec, Counter([self._bucket(_EMPTY_FEATURE)]), 1.0)
             return vec
         return [x / norm for x in vec]
+
+    def _pair(self, pair: tuple[str, str]) -> int:
+        """The signed bucket of a word bigram, cached by the pair in its own table: no
+        string is built on a hit, and the long tail of rare bigrams cannot evict the
+        n-gram features from theirs."""
+        signed = _signed_bucket(f"b:{pair[0]} {pair[1]}", self.dim)
+        if len(self._pairs) >= _CACHE_MAX:
+            self._pairs.clear()
+        self._pairs[pair] = signed
+        return signed
 
     def _token(self, raw: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
         """A raw word's lower-cased form, its word features and its n-gram features."""
@@ -119,14 +139,15 @@ class HashingEmbedder:
             parts = split_identifier(raw)
             words = [lower, *parts] if len(parts) > 1 else [lower]
             padded = f" {lower[:_GRAM_TOKEN_MAX]} "
+            buckets = self._buckets
+            bucket = self._bucket
+            features = [
+                "c:" + padded[i : i + n] for n in _GRAM_SIZES for i in range(len(padded) - n + 1)
+            ]
             cached = (
                 lower,
-                tuple(self._bucket("w:" + w) for w in words),
-                tuple(
-                    self._bucket("c:" + padded[i : i + n])
-                    for n in _GRAM_SIZES
-                    for i in range(len(padded) - n + 1)
-                ),
+                tuple(bucket("w:" + w) for w in words),
+                tuple(buckets.get(f) or bucket(f) for f in features),
             )
             if len(self._tokens) >= _CACHE_MAX:
                 self._tokens.clear()
@@ -134,25 +155,34 @@ class HashingEmbedder:
         return cached
 
     def _bucket(self, feature: str) -> int:
-        """The feature's bucket + 1, negated when its sign is negative (0 is never used,
-        so the sign survives)."""
+        """The feature's signed bucket, cached (word and n-gram features repeat a lot)."""
         signed = self._buckets.get(feature)
         if signed is None:
-            digest = hashlib.blake2b(
-                feature.encode("utf-8", "surrogatepass"), digest_size=8
-            ).digest()
-            h = int.from_bytes(digest, "little")
-            signed = (h % self.dim + 1) * (1 if h >> 63 else -1)
+            signed = _signed_bucket(feature, self.dim)
             if len(self._buckets) >= _CACHE_MAX:
                 self._buckets.clear()
             self._buckets[feature] = signed
         return signed
 
 
+def _signed_bucket(feature: str, dim: int) -> int:
+    """The feature's bucket + 1, negated when its sign is negative (0 is never used,
+    so the sign survives)."""
+    h = int.from_bytes(
+        _blake2b(feature.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little"
+    )
+    return (h % dim + 1) * (1 if h >> 63 else -1)
+
+
+_DAMPED = [0.0, *(1.0 + math.log(count) for count in range(1, 1024))]
+"""`1 + log(tf)` for small counts, computed once (the same values `math.log` gives)."""
+
+
 def _accumulate(vec: list[float], counts: Counter[int], weight: float) -> None:
     """Add `weight * (1 + log tf)` per signed bucket."""
+    damped = _DAMPED
     for signed, count in counts.items():
-        value = weight * (1.0 + math.log(count))
+        value = weight * (damped[count] if count < 1024 else 1.0 + math.log(count))
         if signed > 0:
             vec[signed - 1] += value
         else:

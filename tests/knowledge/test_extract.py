@@ -154,3 +154,49 @@ def test_unknown_and_plain_text_files_become_line_windows() -> None:
 def test_broken_source_still_yields_what_parses() -> None:
     result = extract(b"def ok():\n    return 1\n\ndef broken(:\n", "python")
     assert "ok" in {d.name for d in result.definitions}
+
+
+NESTED = b"""class Outer:
+    class Inner:
+        def method(self):
+            return 1
+
+    @staticmethod
+    def deco():
+        def local():
+            return 2
+        return local
+
+
+def top():
+    class InFunc:
+        def m(self):
+            return 3
+    return InFunc
+"""
+
+
+def test_nested_definitions_get_qualified_names_from_their_enclosing_ones() -> None:
+    """Scopes come from byte-range nesting (one sorted pass), not parent-chain walks:
+    classes in classes, functions in methods and classes in functions."""
+    found = [
+        (d.qualname, d.kind, d.start_line, d.end_line)
+        for d in extract(NESTED, "python").definitions
+    ]
+    assert found == [
+        ("Outer", "class", 1, 10),
+        ("Outer.Inner", "class", 2, 4),
+        ("Outer.Inner.method", "method", 3, 4),
+        ("Outer.deco", "method", 7, 10),
+        ("Outer.deco.local", "function", 8, 9),
+        ("top", "function", 13, 17),
+        ("top.InFunc", "class", 14, 16),
+        ("top.InFunc.m", "method", 15, 16),
+    ]
+
+
+def test_reference_counts_are_per_name_and_skip_one_letter_names() -> None:
+    source = b"def f(x):\n    return helper(x) + helper(x) + obj.attr + obj.attr + y\n"
+    refs = dict(extract(source, "python").references)
+    assert refs["helper"] == 2 and refs["attr"] == 2
+    assert "x" not in refs and "y" not in refs

@@ -28,6 +28,14 @@ async def test_editing_one_file_in_2000_reindexes_only_that_file(
         first = await index.refresh()
         assert first.files_seen == 2000 and first.parsed == 2000
         assert first.symbols_total == 4000
+        # A big build is searchable before the repo map is ranked: the graph follows
+        # in the background and records when it was ready.
+        await index.wait_for_graph()
+        assert index.graph is not None and len(index.graph.paths) == 2000
+        assert first.map_seconds >= first.searchable_seconds > 0
+        mod5 = index.graph.ids_by_path["pkg00/mod0005.py"]
+        mod6 = index.graph.ids_by_path["pkg00/mod0006.py"]
+        assert mod6 in index.graph.out[mod5]  # func_5 calls helper_6
 
         target = root / "pkg07" / "mod0777.py"
         target.write_text("def renamed_function(x):\n    return x * 2\n")
