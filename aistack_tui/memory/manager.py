@@ -1,10 +1,10 @@
 """`MemoryManager`: the one object the agent, tools and CLI talk to.
 
-It owns a connection to `$AISTACK_HOME/aistack.db`, the embedder, the quantised vector
-indexes, the session search and the three policies. Reads never block on writes (WAL);
-each write is its own short transaction, so a TUI and a print-mode run can share the
-database. Embedding happens outside transactions; memories written while no vector
-could be made (or before an embedder switch) are embedded by a background task.
+It owns a connection to `$AISTACK_HOME/aistack.db`, the embedder, the vector indexes,
+the session search and the three policies. Reads never block on writes (WAL); each write
+is its own short transaction, so a TUI and a print-mode run can share the database.
+Embedding happens outside transactions; memories written while no vector could be made
+(or before an embedder switch) are embedded by a background task.
 """
 
 from __future__ import annotations
@@ -121,6 +121,7 @@ class MemoryManager:
         self._cache: dict[tuple[str, int], str] = {}
         self._background: asyncio.Task[None] | None = None
         self._again = False
+        self._load_in_background = False
         self._use_embedder(embedder)
 
     # --- opening and closing --------------------------------------------------------------
@@ -162,7 +163,11 @@ class MemoryManager:
         except BaseException:
             await db.close()
             raise
-        if background:
+        if background:  # long-lived: large indexes load into RAM meanwhile (vectors.py)
+            manager._load_in_background = True
+            for index in (manager.index, manager.sessions.index):
+                index.load_in_background = True
+                index.start_loading()
             manager.start_background()
         return manager
 
@@ -172,6 +177,8 @@ class MemoryManager:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        await self.index.stop_loading()
+        await self.sessions.index.stop_loading()
         await self.store.db.close()
 
     @property
@@ -191,11 +198,15 @@ class MemoryManager:
             self.store, embedder, min_similarity=self.retrieval.min_similarity,
             clock=self.store.clock,
         )
+        self.index.load_in_background = self._load_in_background
+        self.sessions.index.load_in_background = self._load_in_background
 
     async def _ensure_indexes(self) -> None:
-        await self.store.write(
-            lambda: self.index.ensure("SELECT id AS item_id, project AS part FROM memories")
-        )
+        async def work() -> None:
+            await self.index.ensure("SELECT id AS item_id, project AS part FROM memories")
+            await self.index.prune_log()
+
+        await self.store.write(work)
         await self.sessions.ensure_index()
 
     # --- embedding and the background catch-up ---------------------------------------------
@@ -438,39 +449,51 @@ class MemoryManager:
         if mode not in ("hybrid", "fts", "vector"):
             raise MemoryOperationError(f"unknown search mode {mode!r}")
         scopes = [self.project, USER_SCOPE]
-        lexical: list[int] = []
-        vector: list[tuple[int, float]] = []
-        if mode in ("hybrid", "fts"):
-            lexical = await self.store.lexical(query, scopes, kinds, limit=CANDIDATES)
-        if mode in ("hybrid", "vector") and query.strip():
-            if query_vector is None:
+
+        async def lexical_list() -> list[int]:
+            wanted = mode in ("hybrid", "fts")
+            return await self.store.lexical(query, scopes, kinds, limit=CANDIDATES * wanted)
+
+        async def vector_list(qvec: list[float] | None) -> list[tuple[int, float]]:
+            if mode not in ("hybrid", "vector") or not query.strip():
+                return []
+            if qvec is None:
                 vectors = await self._embed([query])
-                query_vector = vectors[0] if vectors else None
-            if query_vector is not None:
-                vector = await self.index.knn(query_vector, scopes, CANDIDATES)
+                qvec = vectors[0] if vectors else None
+            return await self.index.knn(qvec, scopes, CANDIDATES) if qvec is not None else []
+
+        # Vector first: bm25, queued after its log check, overlaps the vector product.
+        vector, lexical = await asyncio.gather(vector_list(query_vector), lexical_list())
         bar = self.retrieval.search_similarity if min_similarity is None else min_similarity
         fused = fuse(lexical, vector, min_similarity=bar)
-        records = await self.store.get_many([f.item_id for f in fused])
+        # Weigh every fused item from a few columns; whole rows for the top `limit` only.
+        weights = await self.store.weights([f.item_id for f in fused])
         now = self.store.clock()
-        hits: list[MemoryHit] = []
+        scored: list[tuple[float, Any]] = []
         for f in fused:
-            record = records.get(f.item_id)
-            if record is None or (kinds and record.kind not in kinds):
+            row = weights.get(f.item_id)
+            if row is None or (kinds and row[0] not in kinds):
                 continue
             factor = self.weighting.factor(
-                age_seconds=now - record.updated_at,
-                importance=record.importance,
-                pinned=record.pinned,
+                age_seconds=now - row[3], importance=row[1], pinned=bool(row[2])
             )
+            scored.append((f.score * factor, f))
+        scored.sort(key=lambda pair: pair[0], reverse=True)
+        top = scored[:limit]
+        records = await self.store.get_many([f.item_id for _, f in top])
+        hits: list[MemoryHit] = []
+        for score, f in top:
+            record = records.get(f.item_id)
+            if record is None:  # forgotten in between
+                continue
             hits.append(
                 MemoryHit(
-                    origin="memory", text=record.content, score=f.score * factor,
+                    origin="memory", text=record.content, score=score,
                     record=record, created_at=record.created_at,
                     similarity=f.similarity, lexical_rank=f.lexical_rank,
                 )
             )
-        hits.sort(key=lambda h: h.score, reverse=True)
-        return hits[:limit]
+        return hits
 
     async def search(
         self, query: str, limit: int = 10, *, include_sessions: bool = True

@@ -11,6 +11,7 @@ is still found by its words.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -113,12 +114,17 @@ class SessionSearch:
         if limit <= 0:
             return []
         project = project_key(project_root) if project_root is not None else None
-        lexical = await self._lexical(query, project, limit=50)
-        vector: list[tuple[int, float]] = []
-        if query_vector is not None and project is not None:
-            vector = await self.index.knn(query_vector, [project], 50)
-        elif query_vector is not None:
-            vector = await self._knn_all_projects(query_vector)
+
+        async def vector_list() -> list[tuple[int, float]]:
+            if query_vector is None:
+                return []
+            if project is not None:
+                return await self.index.knn(query_vector, [project], 50)
+            return await self._knn_all_projects(query_vector)
+
+        vector, lexical = await asyncio.gather(
+            vector_list(), self._lexical(query, project, limit=50)
+        )
         fused = fuse(lexical, vector, min_similarity=self.min_similarity)
         if not fused:
             return []

@@ -2,10 +2,11 @@
 
 - `memories`: one row per profile / semantic / episodic memory, with its provenance;
   an external-content FTS5 index (`memories_fts`, porter stemming) kept in step by
-  triggers, and float vectors in `memory_vectors` (one per embedder) with a quantised
+  triggers, and float vectors in `memory_vectors` (one per embedder) with a float
   `vec0` index per embedder (see `vectors.py`).
 - `memory_state`: the single-text layers, task state and rolling summary, per project.
 - `session_message_vectors`: vectors of past session messages (`session_search.py`).
+- `vector_changes`: which items' vectors changed, for the in-process matrices (`matrix.py`).
 
 Every write is one `BEGIN IMMEDIATE` transaction: the write lock is taken before the
 duplicate check, so two processes writing the same fact merge it instead of racing, and
@@ -42,8 +43,6 @@ DUPLICATE_COSINE = 0.92
 DUPLICATE_JACCARD = 0.8
 _WORDS = re.compile(r"\w+")
 T = TypeVar("T")
-
-
 
 
 # --- migrations -----------------------------------------------------------------------
@@ -125,10 +124,31 @@ async def _create_vectors_and_state(db: aiosqlite.Connection) -> None:
     )
 
 
+async def _create_vector_changes(db: aiosqlite.Connection) -> None:
+    """A log of which items' vectors changed, filled by triggers, so the in-process
+    matrices of every process (`matrix.py`) can follow writes they did not make.
+
+    `tbl` is the vector table's prefix ("memory", "session_message"). AUTOINCREMENT keeps
+    `seq` growing in commit order (writers are serialised), never reusing a pruned value.
+    """
+    await db.execute(
+        "CREATE TABLE vector_changes ("
+        " seq INTEGER PRIMARY KEY AUTOINCREMENT, tbl TEXT NOT NULL, item_id INTEGER NOT NULL)"
+    )
+    for prefix in ("memory", "session_message"):
+        for event, row in (("INSERT", "new"), ("DELETE", "old"), ("UPDATE", "new")):
+            await db.execute(
+                f"CREATE TRIGGER {prefix}_vectors_log_{event.lower()} AFTER {event}"
+                f" ON {prefix}_vectors BEGIN INSERT INTO vector_changes(tbl, item_id)"
+                f" VALUES ('{prefix}', {row}.item_id); END"
+            )
+
+
 MIGRATIONS: Sequence[Migration] = (
     _create_memories,
     _create_memories_fts,
     _create_vectors_and_state,
+    _create_vector_changes,
 )
 
 
@@ -319,9 +339,23 @@ class MemoryStore:
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
-            cur = await self.db.execute(f"SELECT * FROM memories WHERE id IN ({marks})", chunk)
-            for row in await cur.fetchall():
+            for row in await self.db.execute_fetchall(
+                f"SELECT * FROM memories WHERE id IN ({marks})", chunk
+            ):
                 found[int(row["id"])] = _record(row)
+        return found
+
+    async def weights(self, ids: Sequence[int]) -> dict[int, tuple[str, float, int, float]]:
+        """`id -> (kind, importance, pinned, updated_at)`: what ranking needs, no text."""
+        found: dict[int, tuple[str, float, int, float]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            for row in await self.db.execute_fetchall(
+                "SELECT id, kind, importance, pinned, updated_at FROM memories"
+                f" WHERE id IN ({marks})", chunk
+            ):
+                found[int(row[0])] = (str(row[1]), float(row[2]), int(row[3]), float(row[4]))
         return found
 
     async def list(
@@ -399,10 +433,10 @@ class MemoryStore:
         sql += " ORDER BY f.rank LIMIT ?"
         params.append(limit)
         try:
-            cur = await self.db.execute(sql, params)
+            rows = await self.db.execute_fetchall(sql, params)
         except DB_ERRORS:  # pragma: no cover - the query is always quoted
             return []
-        return [int(row[0]) for row in await cur.fetchall()]
+        return [int(row[0]) for row in rows]
 
     async def missing_vectors(self, embedder: str, limit: int) -> list[tuple[int, str, str]]:
         """Memories without a vector from `embedder`: `(id, content, project)`."""

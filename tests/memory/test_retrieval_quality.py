@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from aistack_tui.memory import vectors
 from aistack_tui.memory.manager import MemoryManager
 
 HERE = Path(__file__).parent
@@ -30,7 +33,14 @@ async def _recall_at_5(memory: MemoryManager, ids: dict[int, int], mode: str) ->
     return total / len(queries)
 
 
-async def test_hybrid_recall_beats_fts_and_vectors(memory: MemoryManager) -> None:
+@pytest.mark.parametrize("index_path", ["vec0", "matrix"])
+async def test_hybrid_recall_beats_fts_and_vectors(
+    memory: MemoryManager, index_path: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both search paths of the vector index (vec0 KNN for small indexes, the in-process
+    matrix from `MATRIX_MIN_ROWS` on) must give the same quality."""
+    if index_path == "matrix":
+        monkeypatch.setattr(vectors, "MATRIX_MIN_ROWS", 0)
     lines = [line for line in (HERE / "fixture_memories.txt").read_text().splitlines()
              if line.strip()]
     assert len(lines) >= 200
@@ -43,7 +53,8 @@ async def test_hybrid_recall_beats_fts_and_vectors(memory: MemoryManager) -> Non
     fts = await _recall_at_5(memory, ids, "fts")
     vector = await _recall_at_5(memory, ids, "vector")
     hybrid = await _recall_at_5(memory, ids, "hybrid")
-    print(f"\nrecall@5  fts={fts:.3f}  vector={vector:.3f}  hybrid={hybrid:.3f}")
+    print(f"\n[{index_path}] recall@5  fts={fts:.3f}  vector={vector:.3f}  hybrid={hybrid:.3f}")
+    assert (memory.index._matrix is not None) == (index_path == "matrix")
     assert hybrid >= 0.9
     assert hybrid > fts
     assert hybrid > vector
