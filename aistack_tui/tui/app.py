@@ -10,6 +10,7 @@ prompt) and owns the app-wide keys.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import sys
 import time
@@ -190,6 +191,10 @@ class AistackApp(App[int]):
                 self._mcp_changed(status)
         if session.agent.messages:
             await self.conversation.load(history_entries(session.agent.messages))
+        # What was built so far (SDKs, the session, its history) lives as long as the app:
+        # exempt it from garbage collection, or every full collection walks it and stalls
+        # a frame for 100 ms and more while an answer streams.
+        gc.freeze()
         if self.config.resume == "":
             self.open_session_picker()
         prompts, self._pending_prompts = self._pending_prompts, []
@@ -235,6 +240,10 @@ class AistackApp(App[int]):
         session = self.session
         if session is not None:
             await session.record_usage()
+        # The finished turn's widgets and caches stay: collect its garbage while the UI
+        # is idle, then exempt the rest, so the next answer's collections stay small.
+        gc.collect()
+        gc.freeze()
         leftover = self.bridge.take_leftover() if self.bridge else []
         if leftover and not self.prompt.text:
             self.prompt.load_text("\n\n".join(leftover))
@@ -491,7 +500,8 @@ def known_models(current: str) -> list[str]:
 
         listing: Any = getattr(model_info, "known_models", None)
         if callable(listing):
-            models += [str(m) for m in listing()]
+            found: Any = listing()
+            models += [str(m) for m in found]
     except ImportError:
         pass
     from aistack_tui.bootstrap import DEFAULT_MODELS

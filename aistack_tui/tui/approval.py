@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from textual.app import App
 
@@ -22,7 +23,7 @@ class ScreenApprover:
     """Answers approval requests by asking the user in a `ConfirmScreen`."""
 
     def __init__(
-        self, app: App[object], on_ask: Callable[[ApprovalRequest], None] | None = None
+        self, app: App[Any], on_ask: Callable[[ApprovalRequest], None] | None = None
     ) -> None:
         self.app = app
         self.on_ask = on_ask

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from textual.dom import DOMNode
 from textual.worker import Worker, WorkerState
@@ -61,7 +61,14 @@ class TurnBridge:
         agent = self._agent()
         ended: ev.TurnEnded | None = None
         try:
-            async with contextlib.aclosing(agent.run(prompt)) as stream:
+            events = agent.run(prompt)
+            # Closing the generator on Esc runs the runtime's `finally` (it persists).
+            closing = (
+                contextlib.aclosing(events)
+                if isinstance(events, AsyncGenerator)
+                else contextlib.nullcontext(events)
+            )
+            async with closing as stream:
                 async for event in stream:
                     self.events_seen += 1
                     await self.renderer.handle(event)

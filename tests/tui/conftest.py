@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,14 @@ from aistack_tui.tui.app import AistackApp
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 
 MODEL = "anthropic/claude-sonnet-4-5"
+
+
+@pytest.fixture(autouse=True)
+def _unfreeze_gc() -> Iterator[None]:
+    """The app exempts its long-lived objects from the GC (`gc.freeze`); in a test
+    process the next test must be able to collect them again."""
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture

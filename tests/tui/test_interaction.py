@@ -158,6 +158,7 @@ async def test_setup_screen_saves_the_key_and_opens_the_session(git_repo: Path, 
         await pilot.press("enter")  # Anthropic, the first choice
         await pilot.press(*"fake-key", "enter")
         await ready(pilot)
+        assert app.session is not None
         assert app.session.model_string.startswith("anthropic/")
     credentials = aistack_home / "credentials.json"
     assert credentials.stat().st_mode & 0o777 == 0o600

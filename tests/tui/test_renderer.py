@@ -48,7 +48,7 @@ async def test_streamed_answer_is_frozen_when_its_message_arrives() -> None:
             await r.handle(ev.TextDelta(word))
         await pilot.pause()
         widget = app.query_one(AssistantMessage)
-        assert widget.query("Markdown")  # live while streaming
+        assert widget.query(".live")  # the live tail while streaming
         final = lt.Message(role="assistant", content=[lt.TextBlock(text="Hi **there**!")])
         await r.handle(ev.MessageAdded(final))
         await r.handle(_ended())
@@ -57,7 +57,7 @@ async def test_streamed_answer_is_frozen_when_its_message_arrives() -> None:
         assert isinstance(entries[0], UserEntry) and entries[0].text == "hello"
         assert isinstance(entries[1], AssistantEntry)
         assert entries[1].finished and entries[1].text == "Hi **there**!"
-        assert not widget.query("Markdown")  # frozen into one static render
+        assert not widget.query(".live")  # frozen into a static render
         assert widget.query(".frozen")
         assert app.query_one(StatusBar).state.busy == ""
 

@@ -27,6 +27,7 @@ from aistack_tui.tui.widgets.entries import (
 )
 from aistack_tui.tui.widgets.messages import (
     AssistantMessage,
+    FrozenAnswer,
     NoticeMessage,
     ShellMessage,
     ThinkingMessage,
@@ -42,6 +43,8 @@ def widget_for(entry: Entry) -> Widget:
     match entry:
         case UserEntry():
             return UserMessage(entry)
+        case AssistantEntry(finished=True):
+            return FrozenAnswer(entry)
         case AssistantEntry():
             return AssistantMessage(entry)
         case ThinkingEntry():
@@ -196,7 +199,7 @@ class Conversation(VerticalScroll):
                 f"▲ {self._first} earlier entries — scroll up or click to show more"
             )
 
-    def watch_scroll_y(self, old: float, new: float) -> None:
-        super().watch_scroll_y(old, new)
-        if new <= 0 < old and self._first > 0:
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        if new_value <= 0 < old_value and self._first > 0:
             self.show_earlier()

@@ -46,7 +46,9 @@ def format_duration(seconds: float | None) -> str:
 class ToolCard(Widget, can_focus=True):
     """One tool call; focus it and press Enter (or click) to show its output."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "toggle", "Show output", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "toggle_output", "Show output", show=False)
+    ]
     DEFAULT_CSS = """
     ToolCard { height: auto; }
     """
@@ -142,7 +144,7 @@ class ToolCard(Widget, can_focus=True):
                 parts.append(body)
         return parts[0] if len(parts) == 1 else Group(*parts)
 
-    def action_toggle(self) -> None:
+    def action_toggle_output(self) -> None:
         entry = self.entry
         if entry.children:
             # The user's choice wins over showing the rows automatically while it runs.
@@ -155,7 +157,7 @@ class ToolCard(Widget, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         event.stop()
-        self.action_toggle()
+        self.action_toggle_output()
 
 
 def children_shown(entry: ToolEntry) -> bool:
