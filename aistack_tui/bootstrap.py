@@ -413,7 +413,6 @@ async def open_session(
     never leaves a database thread or a server process behind.
     """
     from aistack_tui.agent.compaction import CompactionSettings
-    from aistack_tui.agent.hooks import HookRunner
     from aistack_tui.agent.plan_tool import PresentPlanTool
     from aistack_tui.agent.planning import PLAN_MODE_PROMPT
     from aistack_tui.agent.runtime import Agent
@@ -478,6 +477,8 @@ async def open_session(
         system_prompt += f"\n\n{PLAN_MODE_PROMPT}"  # phrased for any mode: Shift+Tab may switch
         hook_runner = None
         if hooks:
+            from aistack_tui.agent.hooks import HookRunner
+
             hook_runner = HookRunner(
                 hooks, session_id=info.id, cwd=config.cwd, project_root=config.project_root
             )

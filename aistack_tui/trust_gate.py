@@ -27,6 +27,8 @@ def parse_hook_settings(
     With `include_project=False` the project's own settings files are left out (the user
     did not trust the project's hooks).
     """
+    if not any(isinstance(layer.data.get("hooks"), dict) for layer in config.loaded.layers):
+        return {}  # the usual case: the hook runner's module is not even imported
     from aistack_tui.agent.hooks import HookConfigError, parse_hooks
     from aistack_tui.settings.layers import merge
 
@@ -90,11 +92,11 @@ def without_untrusted_project_settings(config: RunConfig) -> RunConfig:
 
 async def check_project_trust(config: RunConfig) -> bool:
     """Whether the project's MCP servers and hooks may run (asking the TUI's dialog once)."""
+    if config.trust_prompt is None:
+        return True  # print mode: nothing to ask, so nothing to import either
     from aistack_tui.mcp.config import load_mcp_config
     from aistack_tui.settings.trust import TrustItem, hooks_fingerprint, remember, untrusted
 
-    if config.trust_prompt is None:
-        return True
     items: list[TrustItem] = []
     servers, _warnings = load_mcp_config(config.project_root, config.mcp_config, {}, config.env)
     for name, server in servers.items():

@@ -7,6 +7,7 @@ opened here is closed by `Extensions.aclose`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from aistack_tui.memory.manager import MemoryManager
     from aistack_tui.permissions.engine import PermissionEngine
     from aistack_tui.skills.registry import SkillRegistry
-    from aistack_tui.tools.base import ToolContext, ToolRegistry
+    from aistack_tui.tools.base import Tool, ToolContext, ToolRegistry
 
 log = logging.getLogger(__name__)
 KNOWLEDGE_WATCH_INTERVAL = 5.0
@@ -162,37 +163,35 @@ async def attach_mcp(
 
 
 async def attach_memory(
-    config: RunConfig, tools: ToolRegistry, context: ToolContext, session_id: str
-) -> MemoryManager | None:
+    config: RunConfig, context: ToolContext, session_id: str
+) -> tuple[MemoryManager | None, list[Tool[Any]]]:
+    """The memory manager and its tools (registered by the caller, in a fixed order)."""
     settings = config.loaded.settings
     if config.no_memory or not settings.memory_enabled:
-        return None
+        return None, []
     from aistack_tui.memory.manager import MemoryManager
     from aistack_tui.tools.memory_tools import MemorySearchTool, MemoryWriteTool
 
     manager = await MemoryManager.open(config.home, config.project_root, env=config.env)
     manager.session_id = session_id
     context.services["memory"] = manager
-    tools.register(MemorySearchTool())
-    tools.register(MemoryWriteTool())
-    return manager
+    return manager, [MemorySearchTool(), MemoryWriteTool()]
 
 
 async def attach_knowledge(
-    config: RunConfig, tools: ToolRegistry, context: ToolContext, *, watch: bool
-) -> Any:
+    config: RunConfig, context: ToolContext, *, watch: bool
+) -> tuple[Any, list[Tool[Any]]]:
     """The code index, refreshed in the background: the first turn never waits for it."""
     settings = config.loaded.settings
     if config.no_knowledge or not settings.knowledge_enabled:
-        return None
+        return None, []
     from aistack_tui.knowledge import KnowledgeIndex
     from aistack_tui.tools.code_search import CodeSearchTool
 
     index = await KnowledgeIndex.open(config.home, config.project_root)
     context.services["knowledge"] = index
-    tools.register(CodeSearchTool())
     index.start_background_refresh(watch_interval=KNOWLEDGE_WATCH_INTERVAL if watch else None)
-    return index
+    return index, [CodeSearchTool()]
 
 
 async def attach_extensions(
@@ -216,8 +215,22 @@ async def attach_extensions(
             config, tools, context, context_window, trust_project_servers=trust_project_servers
         )
         ext.warnings.extend(warnings)
-        ext.memory = await attach_memory(config, tools, context, session_id)
-        ext.knowledge = await attach_knowledge(config, tools, context, watch=interactive)
+        # Opened side by side: while one waits on its SQLite thread the other imports and
+        # opens. Their tools are registered afterwards, in a fixed order (stable prompts).
+        memory, knowledge = await asyncio.gather(
+            attach_memory(config, context, session_id),
+            attach_knowledge(config, context, watch=interactive),
+            return_exceptions=True,
+        )
+        ext.memory = None if isinstance(memory, BaseException) else memory[0]
+        ext.knowledge = None if isinstance(knowledge, BaseException) else knowledge[0]
+        # ext.aclose() below closes whichever one did open.
+        if isinstance(memory, BaseException):
+            raise memory
+        if isinstance(knowledge, BaseException):
+            raise knowledge
+        for tool in [*memory[1], *knowledge[1]]:
+            tools.register(tool)
     except BaseException:
         await ext.aclose()
         raise

@@ -42,7 +42,7 @@ class PlanError(ValueError):
 class PlanStep(BaseModel):
     """One step of a plan, as the model writes it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     id: str = Field(
         min_length=1,

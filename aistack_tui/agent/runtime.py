@@ -13,7 +13,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.compaction import (
@@ -23,7 +23,6 @@ from aistack_tui.agent.compaction import (
     usage_ratio,
 )
 from aistack_tui.agent.history import repair_history
-from aistack_tui.agent.hooks import HookRunner
 from aistack_tui.agent.ports import LifecycleHooks, NoHooks
 from aistack_tui.agent.queues import MessageQueues
 from aistack_tui.agent.stops import (
@@ -39,6 +38,9 @@ from aistack_tui.llm.json_repair import INVALID_TOOL_INPUT
 from aistack_tui.llm.model_info import ModelInfo, cost_usd
 from aistack_tui.llm.provider import Provider
 from aistack_tui.llm.retry import RetryPolicy, stream_with_retry
+
+if TYPE_CHECKING:
+    from aistack_tui.agent.hooks import HookRunner  # imported only when hooks are set
 
 ContextInjector = Callable[[list[lt.Message]], Awaitable[str]]
 """Returns text (memory, code knowledge) to show the model before this turn."""

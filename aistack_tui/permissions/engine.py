@@ -16,14 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from aistack_tui.permissions import modes
-from aistack_tui.permissions.bash import (
-    DYN,
-    BashAnalysis,
-    CommandPart,
-    analyze,
-    dangerous_env,
-    describe,
-)
+from aistack_tui.permissions.bash_model import DYN, BashAnalysis, CommandPart, dangerous_env
 from aistack_tui.permissions.grants import SessionGrants, append_allow_rule
 from aistack_tui.permissions.guardrails import dangerous_command_warnings
 from aistack_tui.permissions.paths import (
@@ -374,6 +367,9 @@ class PermissionEngine:
         command = tool_input.get("command")
         if not isinstance(command, str):
             return Decision("ask", "Bash was called without a command")
+        # The tree-sitter parser loads on the first Bash check, not at start-up.
+        from aistack_tui.permissions.bash import analyze, describe
+
         analysis = analyze(command, self.cwd, self.home)
         shown = tuple(describe(analysis))
 

@@ -13,13 +13,14 @@ import os
 import re
 from pathlib import Path
 
-from aistack_tui.permissions.bash import DYN, SHELLS, BashAnalysis, CommandPart
+from aistack_tui.permissions.bash_model import DYN, SHELLS, BashAnalysis, CommandPart
+from aistack_tui.permissions.lazy_re import LazyPattern, lazy
 
 _INTERPRETERS = SHELLS | {"python", "python3", "perl", "ruby", "node", "php"}
 _DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c"})
 _DEFAULT_BRANCHES = frozenset({"main", "master", "trunk", "develop", "HEAD"})
-_DEVICE_RE = re.compile(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|loop|md|dm-|mapper/)")
-_FORK_BOMB_RE = re.compile(r"(\S+)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
+_DEVICE_RE = lazy(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|loop|md|dm-|mapper/)")
+_FORK_BOMB_RE = lazy(r"(\S+)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
 
 
 def _name(argv: tuple[str, ...]) -> str:
@@ -161,8 +162,8 @@ def dangerous_command_warnings(analysis: BashAnalysis, project_root: Path, home:
 
 # --- prompt injection -------------------------------------------------------------------
 
-_INJECTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
-    (re.compile(pattern, re.IGNORECASE), why)
+_INJECTION_PATTERNS: tuple[tuple[LazyPattern, str], ...] = tuple(
+    (lazy(pattern, re.IGNORECASE), why)
     for pattern, why in (
         (
             r"\b(ignore|disregard|forget|override)\b[^.\n]{0,40}\b(previous|prior|above|earlier|"
@@ -205,7 +206,7 @@ _INJECTION_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         ),
     )
 )
-_INVISIBLE_RE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\U000e0000-\U000e007f]")
+_INVISIBLE_RE = lazy("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff\U000e0000-\U000e007f]")
 
 
 def flag_prompt_injection(text: str) -> list[str]:

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pathspec
 
+from aistack_tui.permissions.lazy_re import lazy
+
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 # Files whose contents are credentials: reading them asks even where reads are allowed.
@@ -47,15 +49,19 @@ SECRET_PATTERNS: tuple[str, ...] = (
     "*.tfvars",
     ".htpasswd",
 )
-_SECRET_SPEC = pathspec.PathSpec.from_lines("gitwildmatch", SECRET_PATTERNS)
-# One alternation instead of pathspec's per-pattern loop: this runs on every path check.
-_SECRET_RE = re.compile(
-    "|".join(
+
+
+def _secret_source() -> str:
+    # One alternation instead of pathspec's per-pattern loop: this runs on every path check.
+    spec = pathspec.PathSpec.from_lines("gitwildmatch", SECRET_PATTERNS)
+    return "|".join(
         re.sub(r"\(\?P<\w+>", "(?:", p.regex.pattern)  # type: ignore[attr-defined]
-        for p in _SECRET_SPEC.patterns
+        for p in spec.patterns
         if getattr(p, "regex", None) is not None
     )
-)
+
+
+_SECRET_RE = lazy(_secret_source)  # compiled on the first path check, not at import
 
 # Directory names whose contents steer the tools themselves: writes ask in every mode.
 PROTECTED_DIRS: frozenset[str] = frozenset({".git", ".aistack"})

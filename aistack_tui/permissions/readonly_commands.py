@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from aistack_tui.permissions.bash import DYN
+from aistack_tui.permissions.bash_model import DYN
 
 SAFE_ENV_PREFIXES = ("LC_",)
 SAFE_ENV = frozenset(

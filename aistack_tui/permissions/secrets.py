@@ -12,31 +12,33 @@ from __future__ import annotations
 
 import re
 
+from aistack_tui.permissions.lazy_re import LazyPattern, lazy
+
 REDACTED = "[REDACTED]"
 
-_PRIVATE_KEY = re.compile(
+_PRIVATE_KEY = lazy(
     r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END \1PRIVATE KEY-----|\Z)",
     re.DOTALL,
 )
 
 # (pattern, how many characters of the match stay visible)
-_TOKENS: list[tuple[re.Pattern[str], int]] = [
-    (re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), 14),
-    (re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), 10),
-    (re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 8),
-    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), 15),
-    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), 8),
-    (re.compile(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 10),
-    (re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 9),
-    (re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"), 8),
-    (re.compile(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"), 12),
-    (re.compile(r"\bhf_[A-Za-z0-9]{30,}"), 7),
-    (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 6),
+_TOKENS: list[tuple[LazyPattern, int]] = [
+    (lazy(r"\bsk-ant-[A-Za-z0-9_\-]{20,}"), 14),
+    (lazy(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}"), 10),
+    (lazy(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"), 8),
+    (lazy(r"\bgithub_pat_[A-Za-z0-9_]{22,}"), 15),
+    (lazy(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"), 8),
+    (lazy(r"\bglpat-[A-Za-z0-9_\-]{20,}"), 10),
+    (lazy(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"), 9),
+    (lazy(r"\bAIza[0-9A-Za-z_\-]{35}"), 8),
+    (lazy(r"\b(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"), 12),
+    (lazy(r"\bhf_[A-Za-z0-9]{30,}"), 7),
+    (lazy(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 6),
 ]
 
-_BEARER = re.compile(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=\-]{12,})")
+_BEARER = lazy(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=\-]{12,})")
 
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy(
     r"""(?ix)
     (?P<key>[A-Za-z0-9_.\-]*
         (?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key

@@ -8,6 +8,7 @@ carries only the chosen output format.
 from __future__ import annotations
 
 import asyncio
+import gc
 import sys
 from typing import TextIO
 
@@ -19,6 +20,17 @@ from aistack_tui.print_mode.formatters import OutputFormat, RunInfo, make_format
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
+
+
+def resume_gc_after_startup() -> None:
+    """Turn the cyclic GC back on if `cli.main` paused it for start-up.
+
+    What start-up built is frozen first: it lives for the whole run, so later collections
+    need not walk it again (`gc.freeze`).
+    """
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
 
 
 async def run_print(
@@ -49,6 +61,7 @@ async def _run(
         for status in ext.mcp.statuses():
             if status.status == "failed":
                 err.write(f"aistack: MCP server {status.name} failed: {status.error}\n")
+    resume_gc_after_startup()
     error: str | None = None
     end: ev.TurnEnded | None = None
     try:

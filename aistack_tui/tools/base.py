@@ -24,9 +24,13 @@ PROMPTS_DIR = Path(__file__).parent / "prompts"
 
 
 class ToolArgs(BaseModel):
-    """Base of every tool's arguments: unknown keys are errors."""
+    """Base of every tool's arguments: unknown keys are errors.
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    `defer_build`: the validator is built on the tool's first call, not at import; the
+    schema the model sees comes from `static_schemas` without building it.
+    """
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 ArgsT = TypeVar("ArgsT", bound=ToolArgs)
@@ -115,6 +119,9 @@ def load_prompt(name: str) -> str:
     return (PROMPTS_DIR / f"{name}.md").read_text(encoding="utf-8").strip()
 
 
+_SCHEMAS: dict[type[Any], dict[str, Any]] = {}
+
+
 class Tool(ABC, Generic[ArgsT]):
     """One built-in tool. Subclasses set the class attributes and implement `run`."""
 
@@ -130,9 +137,33 @@ class Tool(ABC, Generic[ArgsT]):
         return load_prompt(self.name)
 
     def spec(self) -> ToolSpec:
-        schema = self.args_model.model_json_schema(by_alias=True)
+        return ToolSpec(
+            name=self.name, description=self.description, input_schema=self.input_schema()
+        )
+
+    def input_schema(self) -> dict[str, Any]:
+        """The arguments' JSON schema, made once per process (shared: do not mutate it).
+
+        The pregenerated copy is used when it matches the args model (`static_schemas`),
+        so a session's first request builds no pydantic schema.
+        """
+        cls = type(self)
+        schema = _SCHEMAS.get(cls)
+        if schema is None:
+            from aistack_tui.tools.static_schemas import pregenerated
+
+            schema = pregenerated(cls)
+            if schema is None:
+                schema = cls.generate_input_schema()
+            _SCHEMAS[cls] = schema
+        return schema
+
+    @classmethod
+    def generate_input_schema(cls) -> dict[str, Any]:
+        """The schema generated from `args_model` (the source of truth for the file)."""
+        schema = cls.args_model.model_json_schema(by_alias=True)
         schema.pop("title", None)
-        return ToolSpec(name=self.name, description=self.description, input_schema=schema)
+        return schema
 
     def parse_args(self, raw: dict[str, Any]) -> ArgsT:
         """Validate the model's input; raises ToolError with a readable message."""

@@ -43,7 +43,7 @@ class EditArgs(ToolArgs):
 class EditOperation(BaseModel):
     # No field descriptions: the MultiEdit prompt refers to Edit's, and every schema byte
     # is sent with every request.
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     old_string: str
     new_string: str

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from aistack_tui.llm.types import ToolSpec
-
 
 def compact_schema(node: Any) -> Any:
     """`node` without titles, and with nullable `anyOf` unions collapsed to the non-null type."""
@@ -61,10 +59,7 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
 class CompactSpec:
     """Mixin for tools whose spec should use the compact schema."""
 
-    def spec(self) -> ToolSpec:
-        full: ToolSpec = super().spec()  # type: ignore[misc]
-        return ToolSpec(
-            name=full.name,
-            description=full.description,
-            input_schema=compact_schema(inline_refs(full.input_schema)),
-        )
+    @classmethod
+    def generate_input_schema(cls) -> dict[str, Any]:
+        full: dict[str, Any] = super().generate_input_schema()  # type: ignore[misc]
+        return compact_schema(inline_refs(full))

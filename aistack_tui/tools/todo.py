@@ -27,7 +27,7 @@ _MARKS = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]"}
 class TodoArg(BaseModel):
     # Older agents' schemas also sent `id` and `priority`; ignoring unknown keys here
     # keeps models trained on them working instead of failing every update.
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
 
     content: str = Field(min_length=1)
     status: Literal["pending", "in_progress", "completed"]

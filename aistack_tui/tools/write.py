@@ -12,7 +12,6 @@ from pathlib import Path
 
 from pydantic import Field
 
-from aistack_tui.permissions.diff import diff_stats, unified_diff
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -49,9 +48,13 @@ class FileChange:
     data: bytes
 
     def diff(self) -> str:
+        from aistack_tui.permissions.diff import unified_diff  # difflib: only when writing
+
         return unified_diff(self.shown, self.old or "", self.new)
 
     def stats(self) -> str:
+        from aistack_tui.permissions.diff import diff_stats
+
         added, removed = diff_stats(self.old or "", self.new)
         return f"+{added} -{removed}"
 

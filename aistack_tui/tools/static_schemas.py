@@ -1,0 +1,132 @@
+"""Tool input schemas generated ahead of time, so start-up builds no pydantic schema.
+
+Generating a tool's JSON schema means building the pydantic core schema of its args model
+(a few ms per model) and then walking it; with about fifteen tools that is a large share
+of `aistack -p`'s start-up, for output that only changes when the code does. So the
+schemas live in `schemas.json` next to this module, written by
+
+    python -m aistack_tui.tools.static_schemas
+
+and the args models are declared with `defer_build=True`: their validators are built on
+the first call of the tool instead of at import.
+
+Each entry carries a fingerprint of the args model (its fields, their annotations,
+defaults, descriptions and constraints, nested models included, and the tool class's
+bases). An entry whose fingerprint no longer matches is ignored and the schema is
+generated as before, so an edited model never sends a stale schema; the test suite
+fails until the file is regenerated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import typing
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from aistack_tui.tools.base import Tool
+
+SCHEMAS_FILE = Path(__file__).parent / "schemas.json"
+
+PREGENERATED_TOOLS = (
+    "aistack_tui.tools.read:ReadTool",
+    "aistack_tui.tools.write:WriteTool",
+    "aistack_tui.tools.edit:EditTool",
+    "aistack_tui.tools.edit:MultiEditTool",
+    "aistack_tui.tools.glob:GlobTool",
+    "aistack_tui.tools.grep:GrepTool",
+    "aistack_tui.tools.ls:LSTool",
+    "aistack_tui.tools.bash:BashTool",
+    "aistack_tui.tools.webfetch:WebFetchTool",
+    "aistack_tui.tools.todo:TodoWriteTool",
+    "aistack_tui.tools.skill:SkillTool",
+    "aistack_tui.tools.memory_tools:MemorySearchTool",
+    "aistack_tui.tools.memory_tools:MemoryWriteTool",
+    "aistack_tui.tools.code_search:CodeSearchTool",
+    "aistack_tui.agent.subagents:TaskTool",
+    "aistack_tui.agent.plan_tool:PresentPlanTool",
+)
+"""Every tool of a session except MCP server tools, whose schemas come from the server."""
+
+
+def tool_key(cls: type[Any]) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _nested_models(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type[BaseModel]] = []
+    for arg in typing.get_args(annotation):
+        found.extend(_nested_models(arg))
+    return found
+
+
+def _describe_model(model: type[BaseModel], seen: set[type[BaseModel]], out: list[str]) -> None:
+    if model in seen:
+        out.append(f"ref {model.__qualname__}")
+        return
+    seen.add(model)
+    out.append(f"model {model.__module__}.{model.__qualname__} doc={model.__doc__!r}")
+    out.append(repr(sorted((k, repr(v)) for k, v in model.model_config.items())))
+    for name, info in model.model_fields.items():
+        out.append(f"{name}: {info!r}")
+        for nested in _nested_models(info.annotation):
+            _describe_model(nested, seen, out)
+
+
+def fingerprint(cls: type[Tool[Any]]) -> str:
+    """What the generated schema depends on, hashed (cheap: no schema is built)."""
+    parts = [" ".join(tool_key(base) for base in cls.__mro__)]
+    _describe_model(cls.args_model, set(), parts)
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+
+
+@cache
+def _load() -> dict[str, Any]:
+    try:
+        data = json.loads(SCHEMAS_FILE.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def pregenerated(cls: type[Tool[Any]]) -> dict[str, Any] | None:
+    """The stored schema of `cls`, or None when there is none or it is out of date."""
+    entry = _load().get(tool_key(cls))
+    if not isinstance(entry, dict) or entry.get("fingerprint") != fingerprint(cls):
+        return None
+    schema = entry.get("schema")
+    return schema if isinstance(schema, dict) else None
+
+
+def tool_classes() -> list[type[Tool[Any]]]:
+    import importlib
+
+    classes = []
+    for path in PREGENERATED_TOOLS:
+        module, _, name = path.partition(":")
+        classes.append(getattr(importlib.import_module(module), name))
+    return classes
+
+
+def generate() -> dict[str, Any]:
+    """The file's content, freshly generated from the args models."""
+    return {
+        tool_key(cls): {"fingerprint": fingerprint(cls), "schema": cls.generate_input_schema()}
+        for cls in tool_classes()
+    }
+
+
+def main() -> None:
+    SCHEMAS_FILE.write_text(json.dumps(generate(), indent=1) + "\n")
+    print(f"wrote {SCHEMAS_FILE}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
