@@ -218,24 +218,31 @@ def build_provider(config: RunConfig, model_string: str) -> tuple[Provider, Mode
 
 
 class ModelRouter:
-    """Providers for kinds of work (`compaction`, `subagent`, `title`) named in settings,
-    built on first use and closed with the session; None means "use the main model"."""
+    """Models for kinds of work (`compaction`, `subagent`, `title`) named in settings,
+    built on first use and closed with the session; None means "use the main model".
+
+    A route carries the model's own `ModelInfo`, so work done on a cheap model is priced
+    at that model's rates, not the main model's."""
 
     def __init__(self, config: RunConfig, routes: dict[str, str | None]) -> None:
         self.config = config
         self.routes = {kind: model for kind, model in routes.items() if model}
-        self._providers: dict[str, Provider] = {}
+        self._built: dict[str, tuple[Provider, ModelInfo]] = {}
 
-    def provider_for(self, kind: str) -> Provider | None:
+    def route(self, kind: str) -> tuple[Provider, ModelInfo] | None:
         model = self.routes.get(kind)
         if model is None:
             return None
-        if model not in self._providers:
-            self._providers[model] = build_provider(self.config, model)[0]
-        return self._providers[model]
+        if model not in self._built:
+            self._built[model] = build_provider(self.config, model)
+        return self._built[model]
+
+    def provider_for(self, kind: str) -> Provider | None:
+        route = self.route(kind)
+        return route[0] if route is not None else None
 
     async def aclose(self) -> None:
-        for provider in self._providers.values():
+        for provider, _info in self._built.values():
             await provider.aclose()
 
 
@@ -309,11 +316,13 @@ class AgentSession:
     async def name_once(self) -> None:
         """Give the session a short title from the router's `title` model, once."""
         from aistack_tui.llm.errors import ProviderError
+        from aistack_tui.llm.model_info import cost_usd
         from aistack_tui.llm.types import LLMRequest, Message
 
-        provider = self.router.provider_for("title") if self.router else None
-        if provider is None or self._titled:
+        route = self.router.route("title") if self.router else None
+        if route is None or self._titled:
             return
+        provider, info = route
         self._titled = True
         first = next((m.text() for m in self.agent.messages if m.role == "user"), "")
         request = LLMRequest(
@@ -330,7 +339,9 @@ class AgentSession:
         if title:
             await self.store.set_title(self.info.id, title)
             if reply.usage is not None:
-                self.agent.totals.add(f"{provider.name}/{provider.model}", reply.usage, None)
+                self.agent.totals.add(
+                    f"{provider.name}/{provider.model}", reply.usage, cost_usd(info, reply.usage)
+                )
 
     async def new_conversation(self) -> None:
         self.info = await self.store.create(self.config.project_root, self.model_string)
@@ -521,7 +532,7 @@ async def open_session(
                 else None
             ),
             breaker_threshold=settings.retry.breaker_threshold,
-            provider_for=router.provider_for,
+            route_for=router.route,
         )
         cleanup.push_async_callback(router.aclose)
         tools.register(TaskTool(lambda: agent))

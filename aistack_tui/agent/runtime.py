@@ -99,7 +99,7 @@ class Agent:
         limits: RunLimits | None = None,
         fallback: Callable[[], tuple[Provider, ModelInfo]] | None = None,
         breaker_threshold: int = 5,
-        provider_for: Callable[[str], Provider | None] | None = None,
+        route_for: Callable[[str], tuple[Provider, ModelInfo] | None] | None = None,
     ) -> None:
         self.provider = provider
         self.model_info = model_info
@@ -118,7 +118,7 @@ class Agent:
         self.limits = limits or RunLimits()
         self.fallback = fallback
         self.breaker_threshold = breaker_threshold
-        self.provider_for = provider_for or (lambda _kind: None)
+        self.route_for = route_for or (lambda _kind: None)
         self._consecutive_failures = 0
         self.notices: list[ev.Notice] = []
         self.queues = MessageQueues()
@@ -482,7 +482,10 @@ class Agent:
             max_tokens=self.max_output_tokens or self.model_info.max_output_tokens,
         )
         target = int(self._available_tokens() * self.compaction.warn_ratio)
-        summariser = self.provider_for("compaction") or self.provider
+        summariser, summariser_info = self.route_for("compaction") or (
+            self.provider,
+            self.model_info,
+        )
         result = await compact(
             summariser,
             request,
@@ -493,9 +496,7 @@ class Agent:
         if result is None:
             return None
         if result.usage is not None:
-            info = self.model_info if summariser is self.provider else None
-            cost = cost_usd(info, result.usage) if info is not None else None
-            self.totals.add(result.model, result.usage, cost)
+            self.totals.add(result.model, result.usage, cost_usd(summariser_info, result.usage))
         self._warned_context = False
         if result.phase == 2:
             # Stored history gets the summary and fresh copies of the kept tail after it,

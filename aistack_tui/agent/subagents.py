@@ -115,9 +115,10 @@ def build_child_agent(
         post_tool_hook=parent.runner.post_tool_hook,
         before_mutation=parent.runner.before_mutation,
     )
+    provider, model_info = parent.route_for("subagent") or (parent.provider, parent.model_info)
     return Agent(
-        provider=parent.provider_for("subagent") or parent.provider,
-        model_info=parent.model_info,
+        provider=provider,
+        model_info=model_info,
         runner=runner,
         system_prompt=f"{parent.system_prompt}\n\n{SUBAGENT_PROMPT}",
         retry_policy=parent.retry_policy,

@@ -127,3 +127,27 @@ def test_safe_split_never_separates_tool_use_from_result() -> None:
         answered = {b.tool_use_id for m in older for b in m.tool_results()}
         assert uses == answered
     assert safe_split_index([Message.user("only")], keep_recent=1) == 0
+
+
+async def test_routed_subagent_is_priced_at_its_own_model(git_repo: Path,
+                                                           aistack_home: Path) -> None:
+    """`router.subagent` sends Task work to a cheaper model, and /cost prices it as such."""
+    (aistack_home / "settings.json").write_text(json.dumps(
+        {"router": {"subagent": "anthropic/claude-haiku-4-5"}}))
+    script = [
+        Turn(tool_calls=[ToolCall("Task", {"description": "look", "prompt": "look around"})],
+             usage=(1000, 0)),
+        Turn(text="nothing there", usage=(1_000_000, 0)),  # the subagent
+        Turn(text="The subagent found nothing.", usage=(1000, 0)),
+    ]
+    with FakeLLMServer(script) as server:
+        session = await start(server, "anthropic")
+        events = await collect(session.agent.run("send a subagent"))
+        await session.close()
+        models = [r.body["model"] for r in server.model_requests]
+    assert events[-1].reason == "completed"
+    assert models == ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-sonnet-4-6"]
+    # 2k tokens at Sonnet's $3/M plus 1M at Haiku's $1/M (not Sonnet's $3/M).
+    assert session.agent.totals.cost_usd is not None
+    assert abs(session.agent.totals.cost_usd - (0.006 + 1.0)) < 1e-9
+    assert any("haiku" in model for model in session.agent.totals.by_model)
