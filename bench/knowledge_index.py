@@ -1,7 +1,7 @@
 """Benchmark the code index: full-index throughput, incremental update, search and
 per-turn context cost, against `ctags -R` on the same tree.
 
-    python bench/knowledge_index.py [--tree PATH] [--synthetic 20000] [--quick]
+    python bench/knowledge_index.py [--tree PATH] [--synthetic 20000] [--quick] [--legacy-search]
 
 By default the tree is a copy of the running interpreter's standard library (a copy, so
 the one-file update can edit it). Everything runs in a temporary AISTACK_HOME. This is a
@@ -123,8 +123,16 @@ async def bench_tree(name: str, root: Path, home: Path, rows: list[tuple[str, st
         await index.wait_for_graph()
         queries = iter(QUERIES * 4)
         search = await _timed(lambda: index.search(next(queries), 10), len(QUERIES))
-        rows.append((f"{name}: search p50 / p95",
+        cache = index.store.vector_cache
+        how = "vec0" if cache is None or not cache.ready else "in-memory vectors"
+        rows.append((f"{name}: search p50 / p95 ({how})",
                      f"{_p(search, 0.5):.1f} / {_p(search, 0.95):.1f} ms", "p95 < 30 ms"))  # fmt: skip
+        if cache is not None and cache.wanted():
+            await cache.wait_loaded()
+            mb = cache.memory_bytes() / 1e6
+            rows.append((f"{name}: vectors in memory ({cache.rows_hint} rows)",
+                         f"{mb:.1f} MB, {mb * 10_000 / max(cache.rows_hint, 1):.1f} MB per 10k",
+                         ""))  # fmt: skip
         turns = iter(QUERIES * 4)
         context = await _timed(
             lambda: index.context_block(next(turns), [target.relative_to(root).as_posix()], 4000),
@@ -141,7 +149,15 @@ async def main() -> None:
     parser.add_argument("--tree", type=Path, help="tree to index (default: the stdlib)")
     parser.add_argument("--synthetic", type=int, default=20000, help="files in synthetic tree")
     parser.add_argument("--quick", action="store_true", help="2,000 synthetic files only")
+    parser.add_argument("--legacy-search", action="store_true",
+                        help="search as before the in-memory vectors and bm25 narrowing"
+                        " (a vec0 scan, every match scored), for before/after tables")  # fmt: skip
     args = parser.parse_args()
+    if args.legacy_search:
+        from aistack_tui.knowledge import search, vector_cache
+
+        vector_cache.NUMPY_AVAILABLE = False
+        search.NARROW_OVER = -1
     rows: list[tuple[str, str, str]] = []
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"load average at the start: {load} (other work on the machine slows every row)")

@@ -107,6 +107,9 @@ class KnowledgeIndex:
         stats.chunks_embedded += await self._embed_pending(progress)
         stats.seconds = time.perf_counter() - started
         self.last_stats = stats
+        if self.store.vector_cache is not None and not self._closed:
+            # Searches from now on use the in-memory vectors; `vec0` answers meanwhile.
+            self.store.vector_cache.start_loading()
         return stats
 
     async def refresh_paths(self, paths: Iterable[str | Path]) -> IndexStats:

@@ -3,7 +3,9 @@
 One SQLite file per project (`$AISTACK_HOME/projects/<slug>/index.db`). Chunks are
 indexed twice: in a contentless FTS5 table (path, symbol, identifier sub-words, body; the
 porter stemmer lets "parsing" find `parse`) and, when sqlite-vec loaded, in a `vec0`
-table keyed by the chunk id. The chunk text itself lives once, in `chunks`. Row ids are
+table keyed by the chunk id, which large indexes also keep in RAM for search
+(`vector_cache.py`; every write here reports its chunk ids to it after committing). The
+chunk text itself lives once, in `chunks`. Row ids are
 allocated here rather than by SQLite so a whole batch can go in with `executemany`.
 """
 
@@ -17,6 +19,7 @@ from typing import Any
 import aiosqlite
 
 from aistack_tui.knowledge.types import FileExtraction
+from aistack_tui.knowledge.vector_cache import ChunkVectors
 from aistack_tui.storage.db import DB_ERRORS, Capabilities, open_database
 
 EMBED_TEXT_CHARS = 1500
@@ -107,6 +110,8 @@ class IndexStore:
         self.caps = caps
         self.vec_dim = 0
         self.reader: aiosqlite.Connection | None = None
+        self.vector_cache: ChunkVectors | None = None
+        """The in-memory copy of `chunk_vec`, once `ensure_vectors` ran (vec loaded)."""
         self._next_file_id = 1
         self._next_chunk_id = 1
 
@@ -124,6 +129,8 @@ class IndexStore:
         return store
 
     async def close(self) -> None:
+        if self.vector_cache is not None:
+            await self.vector_cache.close()
         if self.reader is not None:
             await self.reader.close()
         await self.db.close()
@@ -165,7 +172,20 @@ class IndexStore:
         )
         await self.set_meta("embedder", wanted)
         self.vec_dim = dim
+        if self.vector_cache is not None:
+            await self.vector_cache.close()
+        self.vector_cache = None
+        if self.reader is not None:
+            # Both counts use indexes (the pending one is partial): no scan of the texts.
+            total = await self._scalar("SELECT COUNT(*) FROM chunks")
+            embedded = total - await self.pending_count()
+            self.vector_cache = ChunkVectors(self.db, self.reader, dim, rows_hint=embedded)
         return True
+
+    def _note_vectors(self, added: Iterable[int], removed: Iterable[int]) -> None:
+        """Tell the in-memory vectors what a just-committed transaction changed."""
+        if self.vector_cache is not None:
+            self.vector_cache.note_changes(added, removed)
 
     async def bulk_mode(self, enabled: bool) -> None:
         """Trade durability for speed while a big batch (a first index) is written.
@@ -196,7 +216,9 @@ class IndexStore:
                 rows.extend(await self.db.execute_fetchall(f"{sql} WHERE path IN ({marks})", part))
         return {str(r[1]): FileState(int(r[0]), int(r[2]), int(r[3]), str(r[4])) for r in rows}
 
-    async def _delete_children(self, file_ids: Sequence[int]) -> None:
+    async def _delete_children(self, file_ids: Sequence[int]) -> list[int]:
+        """Delete these files' chunks, symbols and references; returns the chunk ids."""
+        deleted: list[int] = []
         for start in range(0, len(file_ids), 500):
             part = list(file_ids[start : start + 500])
             marks = ",".join("?" * len(part))
@@ -204,11 +226,13 @@ class IndexStore:
                 f"SELECT id FROM chunks WHERE file_id IN ({marks})", part
             )
             chunk_ids = [(int(r[0]),) for r in await cursor.fetchall()]
+            deleted.extend(r[0] for r in chunk_ids)
             await self.db.executemany("DELETE FROM chunks_fts WHERE rowid = ?", chunk_ids)
             if self.vec_dim:
                 await self.db.executemany("DELETE FROM chunk_vec WHERE rowid = ?", chunk_ids)
             for table in ("chunks", "symbols", "refs"):
                 await self.db.execute(f"DELETE FROM {table} WHERE file_id IN ({marks})", part)
+        return deleted
 
     async def write(
         self,
@@ -222,7 +246,7 @@ class IndexStore:
         the parse workers); otherwise the chunks stay pending for `pending_embeddings`.
         """
         existing = [states[p.path].id for p in parsed if p.path in states]
-        await self._delete_children(existing)
+        deleted = await self._delete_children(existing)
         file_rows: list[tuple[object, ...]] = []
         symbol_rows: list[tuple[object, ...]] = []
         ref_rows: list[tuple[object, ...]] = []
@@ -290,6 +314,7 @@ class IndexStore:
             fts_rows,
         )
         await self.db.commit()
+        self._note_vectors([r[0] for r in vec_rows], deleted)
 
     async def touch(self, rows: Iterable[tuple[str, int, int]]) -> None:
         """Record new stat data for files whose content hash did not change."""
@@ -303,9 +328,10 @@ class IndexStore:
         ids = [states[p].id for p in paths if p in states]
         if not ids:
             return
-        await self._delete_children(ids)
+        deleted = await self._delete_children(ids)
         await self.db.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in ids])
         await self.db.commit()
+        self._note_vectors((), deleted)
 
     async def pending_embeddings(self, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
         """Chunks without a vector (ids above `after_id`), with the text to embed."""
@@ -337,6 +363,7 @@ class IndexStore:
             "UPDATE chunks SET embedded = 1 WHERE id = ?", [(r[0],) for r in rows]
         )
         await self.db.commit()
+        self._note_vectors([r[0] for r in rows], ())
 
     async def pending_count(self) -> int:
         return await self._scalar("SELECT COUNT(*) FROM chunks WHERE embedded = 0")
