@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import ctypes
 import importlib.util
+import os
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +30,33 @@ NUMPY_AVAILABLE = importlib.util.find_spec("numpy") is not None
 
 
 _blas_configured = False
+
+SPLIT_MIN_ROWS = 40_000
+"""From this many rows a matrix-vector product is split in two halves run on two threads.
+
+The product is memory-bound and BLAS is held to one thread (see `_one_blas_thread`), so
+one core streams the matrix alone; numpy releases the GIL inside the product, so a second
+thread streaming the other half nearly halves the wall time (measured at 100k x 192:
+9.4 ms -> 5.1 ms). Below this size the hand-off costs more than it saves."""
+
+_helper: ThreadPoolExecutor | None = None
+
+
+def _matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """`matrix @ vector`, on two cores when the matrix is large and two are there."""
+    global _helper
+    rows = matrix.shape[0]
+    if rows < SPLIT_MIN_ROWS or (os.cpu_count() or 1) < 2:
+        return matrix @ vector
+    np = _np()
+    out = np.empty(rows, dtype=np.result_type(matrix.dtype, vector.dtype))
+    half = rows // 2
+    if _helper is None:
+        _helper = ThreadPoolExecutor(max_workers=1, thread_name_prefix="vector-matrix")
+    other = _helper.submit(np.matmul, matrix[half:], vector, out=out[half:])
+    np.matmul(matrix[:half], vector, out=out[:half])
+    other.result()
+    return out
 
 
 def _np() -> Any:
@@ -226,7 +255,7 @@ class VectorMatrix:
         if self.fold and self._n >= self.fold_min_rows and pool < self._n // 4:
             # First pass over the folded copy (half the bytes to stream), then the exact
             # cosine of its best `pool` rows.
-            approx = self._small[: self._n] @ self._folded(q[None, :])[0]
+            approx = _matvec(self._small[: self._n], self._folded(q[None, :])[0])
             if len(codes) < len(self._part_code) or self._dead:
                 approx = np.where(allowed, approx, -np.inf)
             rows = np.argpartition(-approx, pool - 1)[:pool]
@@ -234,7 +263,7 @@ class VectorMatrix:
             scores = self._mat[rows] @ q
         else:
             rows = np.flatnonzero(allowed)
-            scores = self._mat[: self._n] @ q
+            scores = _matvec(self._mat[: self._n], q)
             scores = scores[rows] if len(rows) < self._n else scores
         k = min(k, len(rows))
         top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
