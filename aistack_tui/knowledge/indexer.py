@@ -47,6 +47,8 @@ brute-force KNN time is linear in dimensions: 128 keeps a 50k-chunk scan near 15
 where 384 takes about 45 ms, with the same hit@5 on the labelled search test."""
 EMBED_BATCH = 64
 EMBED_FETCH = 8192
+GRAPH_DEBOUNCE_S = 0.5
+"""After a small update the repo-map rebuild waits this long: edits come in bursts."""
 Progress = Callable[[int, int], None]
 
 
@@ -204,8 +206,11 @@ class KnowledgeIndex:
             # The rebuild reads every reference (about 2 s of CPU on a 2,000-file tree),
             # so after a big build or any update it runs in the background: text and
             # symbol search are usable at once, and turns use the previous map (or none,
-            # on a first build) until the new one is ready.
-            self._schedule_graph_rebuild(stats, started)
+            # on a first build) until the new one is ready. After a small update it
+            # starts a moment later, so a burst of edits costs one rebuild and the
+            # rebuild does not compete with the update's own embedding.
+            delay = 0.0 if bulk else GRAPH_DEBOUNCE_S
+            self._schedule_graph_rebuild(stats, started, delay=delay)
         return stats
 
     async def _parse_and_write(
@@ -244,7 +249,7 @@ class KnowledgeIndex:
                 progress(done, len(jobs))
 
     def _schedule_graph_rebuild(
-        self, stats: IndexStats | None = None, started: float = 0.0
+        self, stats: IndexStats | None = None, started: float = 0.0, *, delay: float = 0.0
     ) -> None:
         """Rebuild the repo-map graph in a task; `stats.map_seconds` records when it is ready."""
         if self._graph_task is not None and not self._graph_task.done():
@@ -253,6 +258,8 @@ class KnowledgeIndex:
 
         async def rebuild() -> None:
             self._graph_stale = True
+            if delay:
+                await asyncio.sleep(delay)
             while self._graph_stale and not self._closed:
                 self._graph_stale = False
                 await self.rebuild_graph()

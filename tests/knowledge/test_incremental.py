@@ -116,3 +116,29 @@ async def test_index_survives_reopening(tmp_path: Path, aistack_home: Path) -> N
         assert (aistack_home / "projects").is_dir()
     finally:
         await again.close()
+
+
+async def test_a_burst_of_edits_costs_one_repo_map_rebuild(
+    tmp_path: Path, aistack_home: Path
+) -> None:
+    """Small updates rebuild the map after a short pause, once for a burst of edits."""
+    root = tmp_path / "small"
+    _generate(root, 20)
+    index = await KnowledgeIndex.open(aistack_home, root)
+    try:
+        await index.refresh()
+        await index.wait_for_graph()
+        before = index.graph
+        assert before is not None
+        for name in ("a", "b", "c"):
+            (root / f"{name}.py").write_text(f"def {name}_fn():\n    return helper_3(1)\n")
+            await index.refresh_paths([root / f"{name}.py"])
+        assert index.graph is before  # not rebuilt yet: the debounce is still running
+        await index.wait_for_graph()
+        after = index.graph
+        assert after is not None and after is not before
+        assert {"a.py", "b.py", "c.py"} <= set(after.ids_by_path)
+        helper = after.ids_by_path["pkg00/mod0003.py"]
+        assert all(helper in after.out[after.ids_by_path[f"{n}.py"]] for n in "abc")
+    finally:
+        await index.close()
