@@ -246,9 +246,17 @@ class VectorMatrix:
         if norm == 0.0:
             return []
         q = q / norm
-        parts = self._parts[: self._n]
-        allowed = parts == codes[0] if len(codes) == 1 else np.isin(parts, codes)
-        k = min(k, int(allowed.sum()))
+        # Every partition asked for and nothing deleted: no row mask to build (an `isin`
+        # over every row) or apply.
+        everything = not self._dead and len(set(codes)) == len(self._part_code)
+        allowed: np.ndarray | None = None
+        if everything:
+            k = min(k, self._n)
+        else:
+            parts = self._parts[: self._n]
+            mask: np.ndarray = parts == codes[0] if len(codes) == 1 else np.isin(parts, codes)
+            allowed = mask
+            k = min(k, int(mask.sum()))
         if k <= 0:
             return []
         pool = max(self.candidates, k)
@@ -256,11 +264,15 @@ class VectorMatrix:
             # First pass over the folded copy (half the bytes to stream), then the exact
             # cosine of its best `pool` rows.
             approx = _matvec(self._small[: self._n], self._folded(q[None, :])[0])
-            if len(codes) < len(self._part_code) or self._dead:
+            if allowed is not None:
                 approx = np.where(allowed, approx, -np.inf)
-            rows = np.argpartition(-approx, pool - 1)[:pool]
-            rows = rows[allowed[rows]]
+            rows = np.argpartition(approx, self._n - pool)[self._n - pool :]
+            if allowed is not None:
+                rows = rows[allowed[rows]]
             scores = self._mat[rows] @ q
+        elif allowed is None:
+            rows = np.arange(self._n)
+            scores = _matvec(self._mat[: self._n], q)
         else:
             rows = np.flatnonzero(allowed)
             scores = _matvec(self._mat[: self._n], q)
