@@ -237,10 +237,6 @@ class ModelRouter:
             self._built[model] = build_provider(self.config, model)
         return self._built[model]
 
-    def provider_for(self, kind: str) -> Provider | None:
-        route = self.route(kind)
-        return route[0] if route is not None else None
-
     async def aclose(self) -> None:
         for provider, _info in self._built.values():
             await provider.aclose()

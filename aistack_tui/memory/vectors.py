@@ -7,7 +7,7 @@ embedder that made it). Two ways to search it:
   project: sqlite-vec's exact brute-force KNN, fine for small indexes (about 1 µs per row on
   our machines, since the x86 wheels have no SIMD);
 - from `MATRIX_MIN_ROWS` rows on, and when numpy is installed, an in-process float32
-  matrix (`matrix.py`) searched with BLAS products, several times faster; it follows
+  matrix (`storage/vector_matrix.py`) searched with BLAS products, several times faster; it follows
   writes from every process through the `vector_changes` log. For the offline embedder
   from 40k rows on, its first pass runs over vectors folded to half the dimensions and
   the best 1000 are re-scored exactly (recall@10 0.98 against exact KNN at 100k, as
@@ -33,8 +33,8 @@ from collections.abc import Sequence
 
 import aiosqlite
 
-from aistack_tui.memory.matrix import NUMPY_AVAILABLE, VectorMatrix
 from aistack_tui.storage.hashing_embedder import serialize_f32
+from aistack_tui.storage.vector_matrix import NUMPY_AVAILABLE, VectorMatrix
 
 _SAFE = re.compile(r"[^a-z0-9]+")
 MATRIX_MIN_ROWS = 5000

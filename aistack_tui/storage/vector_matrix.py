@@ -3,7 +3,7 @@
 sqlite-vec's `vec0` is brute force, and the x86 wheels are built without AVX, so every
 row costs a scalar loop over its dimensions: about 100 ms for k=10 over 100k `float[384]`
 rows, about 20 ms over 56k `int8[128]` rows. A BLAS matrix-vector product over the same
-vectors is several times faster, so the memory store (`memory/matrix.py`) and the code
+vectors is several times faster, so the memory store (`memory/vectors.py`) and the code
 index (`knowledge/vector_cache.py`) keep a copy of their vectors here, in RAM. This module
 is domain-free: rows are `(item_id, partition, blob)`; keeping the copy current is the
 owner's job. numpy is imported lazily: small indexes never pay its import.

@@ -198,7 +198,7 @@ async def test_matrix_reloads_when_the_log_was_pruned_past_it(
 def test_folded_first_pass_keeps_the_exact_neighbours() -> None:
     """The folded first pass (offline embedder) with exact re-scoring finds the exact
     top 10 for nearly every query, and the cosines it reports are the exact ones."""
-    from aistack_tui.memory.matrix import VectorMatrix
+    from aistack_tui.storage.vector_matrix import VectorMatrix
 
     embedder = HashingEmbedder()
     words = [f"{a}{b}" for a in ("ka", "lo", "mi", "su", "te", "vo") for b in
