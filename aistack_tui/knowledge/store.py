@@ -11,6 +11,7 @@ allocated here rather than by SQLite so a whole batch can go in with `executeman
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -244,8 +245,50 @@ class IndexStore:
 
         `vectors`, when given, holds one embedding per chunk of each file (computed by
         the parse workers); otherwise the chunks stay pending for `pending_embeddings`.
+        `states` is refreshed for these paths inside the transaction.
         """
-        existing = [states[p.path].id for p in parsed if p.path in states]
+        await self._begin_write()
+        try:
+            deleted = await self._write_rows(parsed, states, vectors)
+            await self.db.commit()
+        except BaseException:
+            with contextlib.suppress(*DB_ERRORS):
+                await self.db.rollback()
+            raise
+        self._note_vectors(deleted[0], deleted[1])
+
+    async def _begin_write(self) -> None:
+        """Take SQLite's write lock, then re-read where the ids stand.
+
+        Ids are allocated here, not by SQLite (so a batch goes in with `executemany`).
+        Another process indexing the same project (the TUI's watcher and `aistack index`)
+        may have written since this store last looked: under the lock the maxima are
+        current, and no two writers can hand out the same id.
+        """
+        await self.db.execute("BEGIN IMMEDIATE")
+        row = (await self.db.execute_fetchall(
+            "SELECT (SELECT COALESCE(MAX(id), 0) FROM files),"
+            " (SELECT COALESCE(MAX(id), 0) FROM chunks)"))[0]  # fmt: skip
+        self._next_file_id = max(self._next_file_id, int(row[0]) + 1)
+        self._next_chunk_id = max(self._next_chunk_id, int(row[1]) + 1)
+
+    async def _write_rows(
+        self,
+        parsed: Sequence[ParsedFile],
+        states: dict[str, FileState],
+        vectors: Sequence[Sequence[bytes]],
+    ) -> tuple[list[int], list[int]]:
+        """The inserts of `write`, inside its transaction: (chunk ids with a vector, chunk
+        ids deleted)."""
+        # What another writer stored for these paths meanwhile counts, not the caller's
+        # older view (a file it added would otherwise be inserted twice).
+        fresh = await self.file_states([p.path for p in parsed])
+        for item in parsed:
+            if item.path in fresh:
+                states[item.path] = fresh[item.path]
+            else:
+                states.pop(item.path, None)
+        existing = [fresh[p.path].id for p in parsed if p.path in fresh]
         deleted = await self._delete_children(existing)
         file_rows: list[tuple[object, ...]] = []
         symbol_rows: list[tuple[object, ...]] = []
@@ -313,8 +356,7 @@ class IndexStore:
             "INSERT INTO chunks_fts(rowid, path, symbol, idents, body) VALUES (?, ?, ?, ?, ?)",
             fts_rows,
         )
-        await self.db.commit()
-        self._note_vectors([r[0] for r in vec_rows], deleted)
+        return [r[0] for r in vec_rows], deleted
 
     async def touch(self, rows: Iterable[tuple[str, int, int]]) -> None:
         """Record new stat data for files whose content hash did not change."""
@@ -325,12 +367,19 @@ class IndexStore:
         await self.db.commit()
 
     async def remove(self, paths: Sequence[str], states: dict[str, FileState]) -> None:
-        ids = [states[p].id for p in paths if p in states]
-        if not ids:
+        if not any(p in states for p in paths):
             return
-        deleted = await self._delete_children(ids)
-        await self.db.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in ids])
-        await self.db.commit()
+        await self.db.execute("BEGIN IMMEDIATE")
+        try:
+            # By path, as stored now: another writer may have re-created a file meanwhile.
+            ids = [state.id for state in (await self.file_states(list(paths))).values()]
+            deleted = await self._delete_children(ids)
+            await self.db.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in ids])
+            await self.db.commit()
+        except BaseException:
+            with contextlib.suppress(*DB_ERRORS):
+                await self.db.rollback()
+            raise
         self._note_vectors((), deleted)
 
     async def pending_embeddings(self, limit: int, after_id: int = 0) -> list[tuple[int, str]]:

@@ -1,0 +1,74 @@
+"""Two indexers writing one project's index (the TUI's watcher and `aistack index`).
+
+Row ids are allocated by the store, not by SQLite, so a writer whose idea of the next id
+is stale must not reuse another writer's ids, and a file the other writer just added
+must be replaced, not inserted a second time.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aistack_tui.knowledge import KnowledgeIndex
+from aistack_tui.knowledge.extract import extract
+from aistack_tui.knowledge.store import ParsedFile
+
+
+def _module(root: Path, name: str, function: str) -> Path:
+    path = root / name
+    path.write_text(f"def {function}(value):\n    return value + 1\n")
+    return path
+
+
+async def _stored(index: KnowledgeIndex) -> dict[str, list[str]]:
+    rows = await index.store.db.execute_fetchall(
+        "SELECT f.path, s.name FROM files f LEFT JOIN symbols s ON s.file_id = f.id"
+        " ORDER BY f.path, s.name"
+    )
+    found: dict[str, list[str]] = {}
+    for path, name in rows:
+        found.setdefault(str(path), []).extend([str(name)] if name else [])
+    return found
+
+
+async def test_stale_writers_neither_reuse_ids_nor_duplicate_files(
+    tmp_path: Path, aistack_home: Path
+) -> None:
+    root = tmp_path / "proj"
+    root.mkdir()
+    _module(root, "a.py", "alpha_function")
+    first = await KnowledgeIndex.open(aistack_home, root)
+    await first.refresh()
+    second = await KnowledgeIndex.open(aistack_home, root)  # knows the same next ids
+    try:
+        await first.refresh_paths([_module(root, "b.py", "bravo_function")])
+        await second.refresh_paths([_module(root, "c.py", "charlie_function")])
+
+        # The second writer read the file states before the first one added d.py.
+        stale_states = await second.store.file_states()
+        d_path = _module(root, "d.py", "delta_function")
+        await first.refresh_paths([d_path])
+        data = d_path.read_bytes()
+        parsed = ParsedFile("d.py", len(data), d_path.stat().st_mtime_ns, "fresh-hash",
+                            extract(data, "python"))  # fmt: skip
+        await second.store.write([parsed], stale_states)
+
+        expected = {
+            "a.py": ["alpha_function"],
+            "b.py": ["bravo_function"],
+            "c.py": ["charlie_function"],
+            "d.py": ["delta_function"],
+        }
+        assert await _stored(first) == expected
+        hashes = await first.store.db.execute_fetchall("SELECT hash FROM files WHERE path = 'd.py'")
+        assert [r[0] for r in hashes] == ["fresh-hash"]  # replaced, not inserted twice
+        (orphans,) = (await first.store.db.execute_fetchall(
+            "SELECT COUNT(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)"))[0]  # fmt: skip
+        assert orphans == 0
+        for index in (first, second):
+            for word in ("bravo_function", "charlie_function", "delta_function"):
+                hits = await index.search(word, limit=3)
+                assert hits and hits[0].symbol == word, (word, hits)
+    finally:
+        await second.close()
+        await first.close()
