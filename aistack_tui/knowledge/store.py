@@ -266,7 +266,7 @@ class IndexStore:
         current, and no two writers can hand out the same id.
         """
         await self.db.execute("BEGIN IMMEDIATE")
-        row = (await self.db.execute_fetchall(
+        row = list(await self.db.execute_fetchall(
             "SELECT (SELECT COALESCE(MAX(id), 0) FROM files),"
             " (SELECT COALESCE(MAX(id), 0) FROM chunks)"))[0]  # fmt: skip
         self._next_file_id = max(self._next_file_id, int(row[0]) + 1)
