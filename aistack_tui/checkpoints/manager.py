@@ -58,6 +58,9 @@ class UndoResult:
     """The turn ids that were undone, newest first."""
     messages_cut: int = 0
     """Stored conversation messages a rewind deleted (see checkpoints.wiring)."""
+    prompt: str = ""
+    """The text of the prompt a rewind cut the conversation at, so a front end can offer
+    it again for editing (read from the store: after a compaction it is only there)."""
 
 
 class CheckpointManager:

@@ -9,11 +9,12 @@ conversation — stored and live — at the same point it rewinds the files to.
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aistack_tui.checkpoints.manager import CheckpointError, CheckpointManager, UndoResult
-from aistack_tui.storage.db import StorageError
+from aistack_tui.storage.db import DB_ERRORS, StorageError
 
 if TYPE_CHECKING:
     from aistack_tui.agent.ports import LifecycleHooks
@@ -103,8 +104,12 @@ async def rewind_stored_session(
     result = await manager.rewind(session_id, turn_id, force=force)
     if not result.ok or not result.turns:
         return result
+    prompt_id = result.turns[-1]
+    with contextlib.suppress(StorageError, *DB_ERRORS):  # the prompt text is a convenience
+        stored = await store.messages(session_id)
+        result.prompt = next((m.text() for m in stored if m.id == prompt_id), "")
     try:
-        result.messages_cut = await store.truncate(session_id, result.turns[-1])
+        result.messages_cut = await store.truncate(session_id, prompt_id)
     except StorageError as e:
         result.message += f"; the stored conversation was not cut ({e})"
     return result

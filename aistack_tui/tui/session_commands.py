@@ -311,8 +311,9 @@ async def _rewind(app: AistackApp, args: str) -> None:
     await app.conversation.load(history_entries(session.agent.messages))
     await app.notice(_result_text(result))
     first = next((m for m in before if result.turns and m.id == result.turns[-1]), None)
-    if first is not None and not app.prompt.text:
-        app.prompt.load_text(first.text())  # the rewound prompt, ready to edit and resend
+    prompt = result.prompt or (first.text() if first is not None else "")
+    if prompt and not app.prompt.text:
+        app.prompt.load_text(prompt)  # the rewound prompt, ready to edit and resend
 
 
 # --- /init ---------------------------------------------------------------------------------

@@ -139,6 +139,7 @@ async def test_rewind_past_a_compaction_reloads_the_cut_history(project: Path) -
             result = await rewind_session(session, manager, "2")
 
             assert result.ok, result.message
+            assert result.prompt == "add second"  # from the store: not live any more
             live = session.agent.messages
             assert [m.text() for m in live if m.role == "user" and not m.tool_results()] == [
                 "fix add"]
@@ -171,6 +172,7 @@ async def test_rewind_without_a_live_session_cuts_the_store_like_rewind_session(
             result = await rewind_stored_session(store, manager, sid, "2")
             assert result.ok, result.message
             assert result.messages_cut == 4  # prompt, tool call, tool result, answer
+            assert result.prompt == "add second"
             again = await rewind_stored_session(store, manager, sid, "9")
             assert not again.ok and again.messages_cut == 0
         finally:

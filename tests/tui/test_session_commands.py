@@ -153,6 +153,33 @@ async def test_rewind_lists_turns_then_restores_files_and_conversation(
         await command(pilot, "/rewind 9", "No turn '9'")
 
 
+async def test_rewind_after_a_compaction_still_offers_the_rewound_prompt(
+    make_app, git_repo: Path
+) -> None:
+    """The summary replaced the live history, so the prompt is only in the store."""
+    app = make_app(*write_turn("one.txt", "1\n", "First."), *write_turn("two.txt", "2\n", "Second."),
+                   Turn(text="SUMMARY: wrote one.txt and two.txt."),
+                   permission_mode="acceptEdits")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "write one")
+        await wait_for(pilot, lambda: answered(app, "First."))
+        await type_and_send(pilot, "write two")
+        await wait_for(pilot, lambda: answered(app, "Second."))
+        session = app.session
+        turn_two = session.checkpoints.list_turns(session.info.id)[1].turn_id
+        compacted = await session.agent.compact_now(force_summary=True)
+        assert compacted is not None
+        # The kept tail is re-stored under new ids: the rewound prompt is not live any more.
+        assert turn_two not in [m.id for m in session.agent.messages]
+        await type_and_send(pilot, "/rewind 2")
+        await wait_for(pilot, lambda: any("restored" in n or "removed" in n
+                                          for n in notices(app)))
+        assert not (git_repo / "two.txt").exists()
+        assert app.prompt.text == "write two"
+        assert all(m.kind != SUMMARY_KIND for m in app.session.agent.messages)
+
+
 async def test_rewind_and_undo_without_checkpoints_explain(make_app, aistack_home: Path) -> None:
     (aistack_home / "settings.json").write_text('{"checkpoints": false}')
     app = make_app()
