@@ -266,9 +266,11 @@ class IndexStore:
         current, and no two writers can hand out the same id.
         """
         await self.db.execute("BEGIN IMMEDIATE")
-        row = list(await self.db.execute_fetchall(
+        rows = await self.db.execute_fetchall(
             "SELECT (SELECT COALESCE(MAX(id), 0) FROM files),"
-            " (SELECT COALESCE(MAX(id), 0) FROM chunks)"))[0]  # fmt: skip
+            " (SELECT COALESCE(MAX(id), 0) FROM chunks)"
+        )
+        row = next(iter(rows))
         self._next_file_id = max(self._next_file_id, int(row[0]) + 1)
         self._next_chunk_id = max(self._next_chunk_id, int(row[1]) + 1)
 
