@@ -129,17 +129,25 @@ async def test_undo_restores_and_asks_before_overwriting_a_hand_edit(
         assert "<user-undo>" in str(fake_llm.model_requests[-1].body)
 
 
+TWO_WRITES = [*write_turn("one.txt", "1\n", "First."), *write_turn("two.txt", "2\n", "Second.")]
+
+
+async def send_two_writes(pilot) -> None:
+    """Two prompts whose turns each write a file (checkpointed turns 1 and 2)."""
+    app = pilot.app
+    await ready(pilot)
+    await type_and_send(pilot, "write one")
+    await wait_for(pilot, lambda: answered(app, "First."))
+    await type_and_send(pilot, "write two")
+    await wait_for(pilot, lambda: answered(app, "Second."))
+
+
 async def test_rewind_lists_turns_then_restores_files_and_conversation(
     make_app, git_repo: Path
 ) -> None:
-    app = make_app(*write_turn("one.txt", "1\n", "First."), *write_turn("two.txt", "2\n", "Second."),
-                   permission_mode="acceptEdits")
+    app = make_app(*TWO_WRITES, permission_mode="acceptEdits")
     async with app.run_test(size=(100, 30)) as pilot:
-        await ready(pilot)
-        await type_and_send(pilot, "write one")
-        await wait_for(pilot, lambda: answered(app, "First."))
-        await type_and_send(pilot, "write two")
-        await wait_for(pilot, lambda: answered(app, "Second."))
+        await send_two_writes(pilot)
         listing = await command(pilot, "/rewind", "Turns that changed files")
         assert "1." in listing and "write one" in listing and "write two" in listing
         await type_and_send(pilot, "/rewind 2")
@@ -157,15 +165,10 @@ async def test_rewind_after_a_compaction_still_offers_the_rewound_prompt(
     make_app, git_repo: Path
 ) -> None:
     """The summary replaced the live history, so the prompt is only in the store."""
-    app = make_app(*write_turn("one.txt", "1\n", "First."), *write_turn("two.txt", "2\n", "Second."),
-                   Turn(text="SUMMARY: wrote one.txt and two.txt."),
+    app = make_app(*TWO_WRITES, Turn(text="SUMMARY: wrote one.txt and two.txt."),
                    permission_mode="acceptEdits")
     async with app.run_test(size=(100, 30)) as pilot:
-        await ready(pilot)
-        await type_and_send(pilot, "write one")
-        await wait_for(pilot, lambda: answered(app, "First."))
-        await type_and_send(pilot, "write two")
-        await wait_for(pilot, lambda: answered(app, "Second."))
+        await send_two_writes(pilot)
         session = app.session
         turn_two = session.checkpoints.list_turns(session.info.id)[1].turn_id
         compacted = await session.agent.compact_now(force_summary=True)
