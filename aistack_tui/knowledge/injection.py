@@ -33,6 +33,9 @@ _KINDS = sorted(MAP_KINDS)
 TOP_CHUNKS = 6
 MAP_SHARE = 0.4
 """Share of the budget for the map when there are chunks to show as well."""
+_HEADER = "# Code knowledge\n\n"
+_MAP_HEADING = "## Repository map (most relevant files and definitions)\n"
+_CHUNK_HEADING = "## Code relevant to the request\n"
 _FENCE_LANG = {".py": "python", ".js": "javascript", ".ts": "typescript", ".tsx": "tsx",
                ".go": "go", ".rs": "rust", ".java": "java", ".c": "c", ".h": "c",
                ".cpp": "cpp", ".rb": "ruby", ".sh": "bash", ".md": "markdown"}  # fmt: skip
@@ -106,14 +109,17 @@ async def build_context_block(
         wanted = max(MIN_MAP_FILES, min(MAX_MAP_FILES, map_budget // TOKENS_PER_FILE + 2))
         file_ids = rank_files(graph, seeds, wanted)
         symbols = await _map_symbols(store, file_ids)
-        map_text = render_map(graph, file_ids, symbols, map_budget - 10)
+        map_chars = map_budget * 4 - len(_HEADER) - len(_MAP_HEADING)
+        map_text = render_map(graph, file_ids, symbols, max(0, map_chars) // 4)
     sections: list[str] = []
     if map_text:
-        sections.append("## Repository map (most relevant files and definitions)\n" + map_text)
-    used = sum(len(s) + 2 for s in sections)
-    chunk_text = render_chunks(hits, budget_chars - used - 40) if hits else ""
+        sections.append(_MAP_HEADING + map_text)
+    # Exactly what the block around the chunks costs: the header, the map section and
+    # the blank line after it, the chunk heading.
+    used = len(_HEADER) + sum(len(s) + 2 for s in sections) + len(_CHUNK_HEADING)
+    chunk_text = render_chunks(hits, budget_chars - used) if hits else ""
     if chunk_text:
-        sections.append("## Code relevant to the request\n" + chunk_text)
+        sections.append(_CHUNK_HEADING + chunk_text)
     if not sections:
         return ""
-    return "# Code knowledge\n\n" + "\n\n".join(sections)
+    return _HEADER + "\n\n".join(sections)

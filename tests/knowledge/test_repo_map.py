@@ -83,6 +83,22 @@ async def test_context_block_is_personalised_and_within_budget(
         await index.close()
 
 
+async def test_context_block_never_exceeds_its_budget(bookshop: Path, aistack_home: Path) -> None:
+    """Headers, the map and the chunks together stay within budget × 4 characters, at
+    every budget size (the chunks section gets exactly what the rest leaves)."""
+    index = await KnowledgeIndex.open(aistack_home, bookshop)
+    try:
+        await index.refresh()
+        await index.wait_for_graph()
+        for budget in range(50, 3000, 53):
+            for message, files in (("the cart total looks wrong after a coupon", ["shop/cart.py"]),
+                                   ("", ["shop/auth.py"])):  # fmt: skip
+                block = await index.context_block(message, files, budget)
+                assert len(block) <= budget * 4, (budget, message, len(block))
+    finally:
+        await index.close()
+
+
 async def test_repo_map_follows_references_from_the_mentioned_file(
     tmp_path: Path, aistack_home: Path
 ) -> None:
