@@ -11,18 +11,21 @@ allocated here rather than by SQLite so a whole batch can go in with `executeman
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
 from aistack_tui.knowledge.types import FileExtraction
 from aistack_tui.knowledge.vector_cache import ChunkVectors
-from aistack_tui.storage.db import DB_ERRORS, Capabilities, open_database
+from aistack_tui.storage.db import DB_ERRORS, Capabilities, immediate_transaction, open_database
 
+T = TypeVar("T")
+_WHAT = "the code index"
 EMBED_TEXT_CHARS = 1500
 QUANTIZE = "vec_quantize_int8(?, 'unit')"
 """Vectors are stored as int8 (scaled from the unit float vectors the embedders return):
@@ -115,6 +118,7 @@ class IndexStore:
         """The in-memory copy of `chunk_vec`, once `ensure_vectors` ran (vec loaded)."""
         self._next_file_id = 1
         self._next_chunk_id = 1
+        self._write_lock = asyncio.Lock()
 
     @classmethod
     async def open(cls, path: Path) -> IndexStore:
@@ -197,12 +201,14 @@ class IndexStore:
         (it is a cache of the tree). A larger page cache keeps the FTS and index b-trees
         in memory meanwhile.
         """
-        if enabled:
-            await self.db.execute("PRAGMA synchronous=OFF")
-            await self.db.execute("PRAGMA cache_size=-65536")
-        else:
-            await self.db.execute("PRAGMA synchronous=NORMAL")
-            await self.db.execute("PRAGMA cache_size=-2000")
+        # Under the write lock: `synchronous` cannot change inside another task's transaction.
+        async with self._write_lock:
+            if enabled:
+                await self.db.execute("PRAGMA synchronous=OFF")
+                await self.db.execute("PRAGMA cache_size=-65536")
+            else:
+                await self.db.execute("PRAGMA synchronous=NORMAL")
+                await self.db.execute("PRAGMA cache_size=-2000")
 
     async def file_states(self, paths: Sequence[str] | None = None) -> dict[str, FileState]:
         """Stored stat data and hashes: of every file, or only of `paths`."""
@@ -247,25 +253,27 @@ class IndexStore:
         the parse workers); otherwise the chunks stay pending for `pending_embeddings`.
         `states` is refreshed for these paths inside the transaction.
         """
-        await self._begin_write()
-        try:
-            deleted = await self._write_rows(parsed, states, vectors)
-            await self.db.commit()
-        except BaseException:
-            with contextlib.suppress(*DB_ERRORS):
-                await self.db.rollback()
-            raise
-        self._note_vectors(deleted[0], deleted[1])
+        added, deleted = await self._transaction(
+            lambda: self._write_rows(parsed, states, vectors)
+        )
+        self._note_vectors(added, deleted)
 
-    async def _begin_write(self) -> None:
-        """Take SQLite's write lock, then re-read where the ids stand.
+    async def _transaction(self, work: Callable[[], Awaitable[T]]) -> T:
+        """`work` in one BEGIN IMMEDIATE transaction, one at a time on this connection.
+
+        The embedding loop stores vectors while a targeted update may write files: both
+        share this connection, so they must not interleave inside one transaction.
+        """
+        return await immediate_transaction(self.db, self._write_lock, work, what=_WHAT)
+
+    async def _sync_ids(self) -> None:
+        """Re-read where the ids stand (inside the write transaction).
 
         Ids are allocated here, not by SQLite (so a batch goes in with `executemany`).
         Another process indexing the same project (the TUI's watcher and `aistack index`)
-        may have written since this store last looked: under the lock the maxima are
-        current, and no two writers can hand out the same id.
+        may have written since this store last looked: under SQLite's write lock the
+        maxima are current, and no two writers can hand out the same id.
         """
-        await self.db.execute("BEGIN IMMEDIATE")
         rows = await self.db.execute_fetchall(
             "SELECT (SELECT COALESCE(MAX(id), 0) FROM files),"
             " (SELECT COALESCE(MAX(id), 0) FROM chunks)"
@@ -282,6 +290,7 @@ class IndexStore:
     ) -> tuple[list[int], list[int]]:
         """The inserts of `write`, inside its transaction: (chunk ids with a vector, chunk
         ids deleted)."""
+        await self._sync_ids()
         # What another writer stored for these paths meanwhile counts, not the caller's
         # older view (a file it added would otherwise be inserted twice).
         fresh = await self.file_states([p.path for p in parsed])
@@ -362,27 +371,27 @@ class IndexStore:
 
     async def touch(self, rows: Iterable[tuple[str, int, int]]) -> None:
         """Record new stat data for files whose content hash did not change."""
-        await self.db.executemany(
-            "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?",
-            [(size, mtime, path) for path, size, mtime in rows],
-        )
-        await self.db.commit()
+        updates = [(size, mtime, path) for path, size, mtime in rows]
+
+        async def work() -> None:
+            await self.db.executemany(
+                "UPDATE files SET size = ?, mtime_ns = ? WHERE path = ?", updates
+            )
+
+        await self._transaction(work)
 
     async def remove(self, paths: Sequence[str], states: dict[str, FileState]) -> None:
         if not any(p in states for p in paths):
             return
-        await self.db.execute("BEGIN IMMEDIATE")
-        try:
+
+        async def work() -> list[int]:
             # By path, as stored now: another writer may have re-created a file meanwhile.
             ids = [state.id for state in (await self.file_states(list(paths))).values()]
             deleted = await self._delete_children(ids)
             await self.db.executemany("DELETE FROM files WHERE id = ?", [(i,) for i in ids])
-            await self.db.commit()
-        except BaseException:
-            with contextlib.suppress(*DB_ERRORS):
-                await self.db.rollback()
-            raise
-        self._note_vectors((), deleted)
+            return deleted
+
+        self._note_vectors((), await self._transaction(work))
 
     async def pending_embeddings(self, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
         """Chunks without a vector (ids above `after_id`), with the text to embed."""
@@ -397,23 +406,21 @@ class IndexStore:
         ]
 
     async def store_vectors(self, rows: Sequence[tuple[int, bytes]]) -> None:
-        try:
+        insert = f"INSERT INTO chunk_vec(rowid, embedding) VALUES (?, {QUANTIZE})"
+
+        async def work() -> None:
+            try:
+                await self.db.executemany(insert, rows)
+            except DB_ERRORS:
+                # A chunk deleted between reading and embedding: insert one by one instead.
+                for row in rows:
+                    with contextlib.suppress(*DB_ERRORS):
+                        await self.db.execute(insert, row)
             await self.db.executemany(
-                f"INSERT INTO chunk_vec(rowid, embedding) VALUES (?, {QUANTIZE})", rows
+                "UPDATE chunks SET embedded = 1 WHERE id = ?", [(r[0],) for r in rows]
             )
-        except DB_ERRORS:
-            # A chunk deleted between reading and embedding: insert one by one instead.
-            for row in rows:
-                try:
-                    await self.db.execute(
-                        f"INSERT INTO chunk_vec(rowid, embedding) VALUES (?, {QUANTIZE})", row
-                    )
-                except DB_ERRORS:
-                    continue
-        await self.db.executemany(
-            "UPDATE chunks SET embedded = 1 WHERE id = ?", [(r[0],) for r in rows]
-        )
-        await self.db.commit()
+
+        await self._transaction(work)
         self._note_vectors([r[0] for r in rows], ())
 
     async def pending_count(self) -> int:

@@ -7,6 +7,7 @@ must be replaced, not inserted a second time.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from aistack_tui.knowledge import KnowledgeIndex
@@ -72,3 +73,37 @@ async def test_stale_writers_neither_reuse_ids_nor_duplicate_files(
     finally:
         await second.close()
         await first.close()
+
+
+async def test_vectors_and_a_file_written_at_once_on_one_connection(
+    tmp_path: Path, aistack_home: Path
+) -> None:
+    """The embedding loop runs outside the refresh lock, so a targeted update can write
+    while it stores vectors: the two must not share (or break) one transaction."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    _module(root, "a.py", "alpha_function")
+    index = await KnowledgeIndex.open(aistack_home, root)
+    try:
+        await index.refresh()
+        store = index.store
+        await store.db.execute("UPDATE chunks SET embedded = 0")
+        await store.db.execute("DELETE FROM chunk_vec")
+        await store.db.commit()
+        pending = await store.pending_embeddings(100)
+        vectors = [(cid, vec) for (cid, _), vec in
+                   zip(pending, await index.embedder.embed([t for _, t in pending]), strict=True)]  # fmt: skip
+        from aistack_tui.storage.hashing_embedder import serialize_f32
+
+        e_path = _module(root, "e.py", "echo_function")
+        data = e_path.read_bytes()
+        parsed = ParsedFile("e.py", len(data), e_path.stat().st_mtime_ns, "e-hash",
+                            extract(data, "python"))  # fmt: skip
+        await asyncio.gather(
+            store.store_vectors([(cid, serialize_f32(v)) for cid, v in vectors]),
+            store.write([parsed], {}),
+        )
+        assert await store.pending_count() == 1  # only e.py's new chunk
+        assert (await _stored(index))["e.py"] == ["echo_function"]
+    finally:
+        await index.close()
