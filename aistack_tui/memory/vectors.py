@@ -9,14 +9,14 @@ embedder that made it). Two ways to search it:
 - from `MATRIX_MIN_ROWS` rows on, and when numpy is installed, an in-process float32
   matrix (`storage/vector_matrix.py`) searched with BLAS products, several times faster; it follows
   writes from every process through the `vector_changes` log. For the offline embedder
-  from 40k rows on, its first pass runs over vectors folded to half the dimensions and
-  the best 1000 are re-scored exactly (recall@10 0.98 against exact KNN at 100k, as
-  measured by the bench).
+  from 40k rows on, a product-quantised first pass (faiss fast scan, built in a worker
+  thread) picks 1000 candidates that are re-scored exactly (recall@10 0.99+ against
+  exact KNN at 100k, as measured by the bench).
 
-Quantised first passes were measured and dropped: sign bits keep too little of the
-offline embedder's signal (recall@10 of 0.1–0.2 against exact KNN even with 100
-candidates), int8 `vec0` columns are slower than float ones in the x86 wheels, and
-folding to fewer dimensions without re-scoring many candidates halves recall.
+Other first passes were measured and dropped (docs/benchmarks.md): sign bits keep too
+little of the offline embedder's signal, int8 `vec0` columns are slower than float ones
+in the x86 wheels, folding to half the dimensions streams 12x the bytes of the PQ codes,
+and IVF or HNSW partitioning loses recall on these near-isotropic hashed vectors.
 
 The `vec0` table is named after the embedder (its dimension is fixed at creation), so
 switching embedders builds a fresh index while the old vectors stay until re-embedding
@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import aiosqlite
 
 from aistack_tui.storage.hashing_embedder import serialize_f32
-from aistack_tui.storage.vector_matrix import NUMPY_AVAILABLE, VectorMatrix
+from aistack_tui.storage.vector_matrix import NUMPY_AVAILABLE, FirstPassBuild, VectorMatrix
 
 _SAFE = re.compile(r"[^a-z0-9]+")
 MATRIX_MIN_ROWS = 5000
@@ -42,18 +42,18 @@ MATRIX_MIN_ROWS = 5000
 LOG_KEEP = 50_000
 """`vector_changes` entries kept when pruning; a matrix further behind reloads fully."""
 _RELOAD_OVER = 20_000
+APPROXIMATE_MIN_ROWS = 40_000
+"""From this many rows the offline embedder's matrix builds a first pass; below, the exact
+product costs under 6 ms."""
 
 
-def first_pass_fold(embedder_name: str, dim: int) -> int:
-    """Dimensions of the matrix's first pass for an embedder, 0 for the exact product.
+def wants_first_pass(embedder_name: str) -> bool:
+    """Whether a large matrix of this embedder's vectors gets an approximate first pass.
 
-    Folding to half the dimensions (then re-scoring 1000 candidates exactly) is measured
-    for the offline embedder only: recall@10 0.98 against exact KNN at 100k rows, in
-    about half the time. Provider embeddings keep the exact product.
+    Measured for the offline embedder only (recall@10 0.99+ against exact KNN at 100k
+    rows); provider embeddings keep the exact product.
     """
-    if embedder_name.startswith("hash-ngram-") and dim >= 256 and dim % 2 == 0:
-        return dim // 2
-    return 0
+    return embedder_name.startswith("hash-ngram-")
 
 
 def index_table_name(prefix: str, embedder_name: str, dim: int) -> str:
@@ -96,7 +96,7 @@ class VectorIndex:
         self.rows_hint = 0
         """About how many vectors this embedder has (set by `ensure`, bumped by `upsert`)."""
         self._partition_sql = ""
-        self.fold = first_pass_fold(embedder_name, dim)
+        self.approximate = wants_first_pass(embedder_name)
         self._matrix: VectorMatrix | None = None
         self._matrix_lock = asyncio.Lock()
         self.load_in_background = False
@@ -104,6 +104,7 @@ class VectorIndex:
         starts loading it and is answered by `vec0` meanwhile (~1 s to load 100k rows
         against ~0.1 s for one `vec0` search); otherwise it loads the matrix first."""
         self._loading: asyncio.Task[None] | None = None
+        self._building: asyncio.Task[None] | None = None
 
     async def ensure(self, partition_sql: str) -> int:
         """Create this embedder's index if missing and fill it from the stored floats.
@@ -229,18 +230,45 @@ class VectorIndex:
             await self._synced_matrix()
 
     async def wait_loaded(self) -> None:
+        """Until the background load, and the first pass it started, are done."""
         if self._loading is not None:
             await asyncio.wait({self._loading})
+        if self._building is not None:
+            await asyncio.wait({self._building})
 
     async def stop_loading(self) -> None:
-        task, self._loading = self._loading, None
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.wait({task})
+        for task in (self._loading, self._building):
+            if task is not None and not task.done():
+                task.cancel()
+                await asyncio.wait({task})
+        self._loading = self._building = None
+
+    async def _refresh_first_pass(self, matrix: VectorMatrix) -> None:
+        """Build the matrix's first pass if it wants one: in the background for a
+        long-running session (searches stay exact meanwhile), inline otherwise."""
+        due = matrix.first_pass_due()
+        if due is None or (self._building is not None and not self._building.done()):
+            return
+        if self.load_in_background:
+            self._building = asyncio.get_running_loop().create_task(
+                self._build_first_pass(matrix, due)
+            )
+        else:
+            await self._build_first_pass(matrix, due)
+
+    @staticmethod
+    async def _build_first_pass(matrix: VectorMatrix, build: FirstPassBuild) -> None:
+        matrix.install_first_pass(build, await asyncio.to_thread(build.run))
 
     async def _synced_matrix(self) -> VectorMatrix | None:
         """The matrix, brought up to date with `vector_changes`; None inside a transaction
         (its uncommitted changes could still roll back) or before `ensure`."""
+        matrix = await self._sync_matrix()
+        if matrix is not None:
+            await self._refresh_first_pass(matrix)
+        return matrix
+
+    async def _sync_matrix(self) -> VectorMatrix | None:
         if self._db.in_transaction or not self._partition_sql:
             return None
         # One round trip (execute_fetchall): a bm25 query the caller queued meanwhile
@@ -271,7 +299,8 @@ class VectorIndex:
                 return matrix
         # First use, or the log was pruned past this copy: load everything. The log
         # position is read first, so a write landing meanwhile is re-applied, not lost.
-        matrix = VectorMatrix(self.dim, self.fold)
+        matrix = VectorMatrix(self.dim, self.approximate,
+                              approximate_min_rows=APPROXIMATE_MIN_ROWS)
         rows = await self._rows(None)
         await asyncio.to_thread(matrix.replace_all, rows, newest)
         self._matrix = matrix

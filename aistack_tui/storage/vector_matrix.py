@@ -7,6 +7,10 @@ vectors is several times faster, so the memory store (`memory/vectors.py`) and t
 index (`knowledge/vector_cache.py`) keep a copy of their vectors here, in RAM. This module
 is domain-free: rows are `(item_id, partition, blob)`; keeping the copy current is the
 owner's job. numpy is imported lazily: small indexes never pay its import.
+
+A large matrix can also carry an approximate first pass (`storage/pq_first_pass.py`):
+the owner asks `first_pass_due`, builds it in a worker thread and installs it; searches
+are exact until then.
 """
 
 from __future__ import annotations
@@ -16,8 +20,12 @@ import importlib.util
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from aistack_tui.storage import pq_first_pass
+from aistack_tui.storage.pq_first_pass import ProductQuantisedPass
 
 if TYPE_CHECKING:  # pragma: no cover
     import numpy as np
@@ -92,6 +100,18 @@ def _one_blas_thread(numpy: Any) -> None:
                 return
 
 
+@dataclass(frozen=True)
+class FirstPassBuild:
+    """A matrix's rows as they were when a first pass was asked for."""
+
+    generation: int
+    rows: np.ndarray
+
+    def run(self) -> ProductQuantisedPass:
+        """Train and encode (seconds at 100k rows): call from a worker thread."""
+        return ProductQuantisedPass.build(self.rows)
+
+
 class VectorMatrix:
     """Unit-normalised float32 rows with their item ids and partitions.
 
@@ -102,28 +122,29 @@ class VectorMatrix:
     def __init__(
         self,
         dim: int,
-        fold: int = 0,
+        approximate: bool = False,
         candidates: int = 1000,
-        fold_min_rows: int = 40_000,
+        approximate_min_rows: int = 40_000,
         *,
         blob_type: str = "float32",
     ) -> None:
         np = _np()
-        if fold and (dim % fold or fold >= dim):
-            raise ValueError(f"cannot fold {dim} dimensions to {fold}")
         if blob_type not in BLOB_TYPES:
             raise ValueError(f"unknown blob type {blob_type!r}; expected one of {list(BLOB_TYPES)}")
         self.dim = dim
         self.blob_type = blob_type
         """How `upsert` decodes blobs. Rows are unit-normalised either way, so an int8
         blob's quantisation scale does not matter, only its direction."""
-        self.fold = fold
-        """Dimensions of the first pass (0: none, the exact product only)."""
+        self.approximate = approximate and pq_first_pass.FAISS_AVAILABLE
+        """Search large matrices with a product-quantised first pass (needs faiss)."""
         self.candidates = candidates
         """How many first-pass candidates are re-scored exactly."""
-        self.fold_min_rows = fold_min_rows
+        self.approximate_min_rows = approximate_min_rows
         """Below this many rows the exact product is cheap enough (2 ms at 10k)."""
-        self._small: np.ndarray = np.zeros((0, fold), dtype=np.float32)
+        self._first_pass: ProductQuantisedPass | None = None
+        self._generation = 0
+        """Bumped whenever rows are renumbered, so a first pass built from an older
+        snapshot is not installed over them."""
         self.seq = 0
         """The last `vector_changes.seq` applied."""
         self._mat: np.ndarray = np.zeros((0, dim), dtype=np.float32)
@@ -146,7 +167,8 @@ class VectorMatrix:
 
     def nbytes(self) -> int:
         """Bytes held by the arrays (capacity included; the id dictionary is not)."""
-        return int(self._mat.nbytes + self._small.nbytes + self._ids.nbytes + self._parts.nbytes)
+        first = self._first_pass.nbytes() if self._first_pass is not None else 0
+        return int(self._mat.nbytes + self._ids.nbytes + self._parts.nbytes + first)
 
     def _code(self, part: str) -> int:
         return self._part_code.setdefault(part, len(self._part_code))
@@ -163,9 +185,6 @@ class VectorMatrix:
         cap = max(need, 2 * len(self._ids), 1024) if self._n else need
         mat = np.zeros((cap, self.dim), dtype=np.float32)
         mat[: self._n] = self._mat[: self._n]
-        small = np.zeros((cap, self.fold), dtype=np.float32)
-        small[: self._n] = self._small[: self._n]
-        self._small = small
         ids = np.zeros(cap, dtype=np.int64)
         ids[: self._n] = self._ids[: self._n]
         parts = np.full(cap, -1, dtype=np.int32)
@@ -177,8 +196,8 @@ class VectorMatrix:
         np = _np()
         self._n = self._dead = 0
         self._row_of.clear()
+        self._renumbered()
         self._mat = np.zeros((0, self.dim), dtype=np.float32)
-        self._small = np.zeros((0, self.fold), dtype=np.float32)
         self._ids = np.zeros(0, dtype=np.int64)
         self._parts = np.zeros(0, dtype=np.int32)
         self.upsert(rows)
@@ -188,27 +207,25 @@ class VectorMatrix:
         """Add or overwrite rows; blobs of the wrong size are skipped (another embedder)."""
         np = _np()
         size = BLOB_TYPES[self.blob_type] * self.dim
-        good = [r for r in rows if len(r[2]) == size]
+        # One row per item: the last blob given for it wins.
+        good = list({r[0]: r for r in rows if len(r[2]) == size}.values())
         if not good:
             return
         block = np.frombuffer(b"".join(r[2] for r in good), dtype=self.blob_type)
         block = block.reshape(len(good), self.dim).astype(np.float32, copy=False)
         norms = np.linalg.norm(block, axis=1, keepdims=True)
         block = block / np.where(norms > 0, norms, 1.0)
-        small = self._folded(block)
-        fresh = [i for i, r in enumerate(good) if r[0] not in self._row_of]
-        self._reserve(len(fresh))
+        # Rows are only ever appended: an overwritten item gets a fresh row and its old
+        # one is masked, so a first pass's codes never go stale.
+        self.remove(r[0] for r in good)
+        self._reserve(len(good))
+        start = self._n
+        self._mat[start : start + len(good)] = block
         for i, (item_id, part, _) in enumerate(good):
-            row = self._row_of.get(item_id)
-            if row is None:
-                row = self._n
-                self._n += 1
-                self._row_of[item_id] = row
-                self._ids[row] = item_id
-            self._mat[row] = block[i]
-            if self.fold:
-                self._small[row] = small[i]
-            self._parts[row] = self._code(part)
+            self._row_of[item_id] = start + i
+            self._ids[start + i] = item_id
+            self._parts[start + i] = self._code(part)
+        self._n += len(good)
 
     def remove(self, item_ids: Iterable[int]) -> None:
         for item_id in item_ids:
@@ -221,21 +238,42 @@ class VectorMatrix:
 
     def _compact(self) -> None:
         live = self._parts[: self._n] >= 0
+        self._renumbered()
         self._mat = self._mat[: self._n][live].copy()
-        self._small = self._small[: self._n][live].copy()
         self._ids = self._ids[: self._n][live].copy()
         self._parts = self._parts[: self._n][live].copy()
         self._n = len(self._ids)
         self._dead = 0
         self._row_of = {int(item): row for row, item in enumerate(self._ids.tolist())}
 
+    def _renumbered(self) -> None:
+        self._first_pass = None
+        self._generation += 1
+
+    def first_pass_due(self) -> FirstPassBuild | None:
+        """A snapshot to build a first pass from when this matrix wants one and has none:
+        run it in a worker thread, then `install_first_pass`. Rows appended meanwhile
+        are encoded at the next search."""
+        if (not self.approximate or self._first_pass is not None
+                or self._n < max(self.approximate_min_rows, pq_first_pass.MIN_ROWS)):
+            return None
+        return FirstPassBuild(self._generation, self._mat[: self._n])
+
+    def install_first_pass(self, build: FirstPassBuild, first_pass: ProductQuantisedPass) -> bool:
+        """Use `first_pass` unless rows were renumbered since its snapshot was taken."""
+        if build.generation != self._generation:
+            return False
+        self._first_pass = first_pass
+        return True
+
     def search(
         self, query: Sequence[float], partitions: Sequence[str], k: int
     ) -> list[tuple[int, float]]:
         """The `k` rows nearest to `query` by cosine within `partitions`, best first.
 
-        Without `fold`, exact: the ranking of `vec_distance_cosine` over the float
-        vectors. With it, the exact cosines of the first pass's best `candidates` rows.
+        Exact (the ranking of `vec_distance_cosine` over the float vectors) unless a
+        first pass is installed and the rows asked for are a large enough share: then
+        the exact cosines of its best `candidates` rows.
         """
         np = _np()
         codes = [self._part_code[p] for p in partitions if p in self._part_code]
@@ -252,21 +290,20 @@ class VectorMatrix:
         allowed: np.ndarray | None = None
         if everything:
             k = min(k, self._n)
+            wanted = self._n
         else:
             parts = self._parts[: self._n]
             mask: np.ndarray = parts == codes[0] if len(codes) == 1 else np.isin(parts, codes)
             allowed = mask
-            k = min(k, int(mask.sum()))
+            wanted = int(mask.sum())
+            k = min(k, wanted)
         if k <= 0:
             return []
-        pool = max(self.candidates, k)
-        if self.fold and self._n >= self.fold_min_rows and pool < self._n // 4:
-            # First pass over the folded copy (half the bytes to stream), then the exact
-            # cosine of its best `pool` rows.
-            approx = _matvec(self._small[: self._n], self._folded(q[None, :])[0])
-            if allowed is not None:
-                approx = np.where(allowed, approx, -np.inf)
-            rows = np.argpartition(approx, self._n - pool)[self._n - pool :]
+        # The first pass ranks every row, wanted or not: ask it for proportionally more.
+        pool = max(self.candidates, k) * self._n // wanted
+        if self._first_pass is not None and pool < self._n // 4:
+            self._first_pass.extend(self._mat[self._first_pass.covered : self._n])
+            rows = self._first_pass.candidates(q, pool)
             if allowed is not None:
                 rows = rows[allowed[rows]]
             scores = self._mat[rows] @ q
@@ -278,15 +315,8 @@ class VectorMatrix:
             scores = _matvec(self._mat[: self._n], q)
             scores = scores[rows] if len(rows) < self._n else scores
         k = min(k, len(rows))
+        if k <= 0:
+            return []
         top = np.argpartition(-scores, k - 1)[:k] if k < len(scores) else np.arange(len(scores))
         top = top[np.argsort(-scores[top], kind="stable")]
         return [(int(self._ids[rows[i]]), float(scores[i])) for i in top]
-
-    def _folded(self, block: np.ndarray) -> np.ndarray:
-        """Coordinate i added into i mod `fold`: a projection that keeps the offline
-        embedder's hashed features apart far better than a random one (measured:
-        recall@10 0.98 after re-scoring 1000 candidates at 100k rows, 0.85 for Gaussian)."""
-        if not self.fold:
-            return block[:, :0]
-        n = block.shape[0]
-        return block.reshape(n, self.dim // self.fold, self.fold).sum(axis=1, dtype=_np().float32)

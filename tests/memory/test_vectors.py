@@ -13,6 +13,7 @@ from aistack_tui.memory.manager import MemoryManager
 from aistack_tui.memory.session_search import project_key
 from aistack_tui.memory.store import MIGRATIONS, NAMESPACE
 from aistack_tui.memory.vectors import VectorIndex
+from aistack_tui.storage import pq_first_pass
 from aistack_tui.storage.db import open_database
 from aistack_tui.storage.hashing_embedder import HashingEmbedder, serialize_f32
 from aistack_tui.storage.paths import database_path
@@ -195,32 +196,37 @@ async def test_matrix_reloads_when_the_log_was_pruned_past_it(
         await writer.close()
 
 
-def test_folded_first_pass_keeps_the_exact_neighbours() -> None:
-    """The folded first pass (offline embedder) with exact re-scoring finds the exact
-    top 10 for nearly every query, and the cosines it reports are the exact ones."""
+def test_first_pass_keeps_the_exact_neighbours() -> None:
+    """The product-quantised first pass (offline embedder) with exact re-scoring finds
+    the exact top 10 for nearly every query, and the cosines it reports are the exact
+    ones."""
     from aistack_tui.storage.vector_matrix import VectorMatrix
 
     embedder = HashingEmbedder()
     words = [f"{a}{b}" for a in ("ka", "lo", "mi", "su", "te", "vo") for b in
              ("ran", "del", "pix", "mor", "tal", "zen", "bok")]
     texts = [" ".join(words[(i * p) % len(words)] for p in (1, 3, 7, 11, 13)) + f" item{i}"
-             for i in range(800)]
+             for i in range(1200)]
     rows = [(i, "p" if i % 3 else "q", serialize_f32(v))
             for i, v in enumerate(embedder.embed_sync(texts))]
-    folded = VectorMatrix(embedder.dim, fold=embedder.dim // 2, candidates=150,
-                          fold_min_rows=0)
+    approximate = VectorMatrix(embedder.dim, approximate=True, candidates=100,
+                               approximate_min_rows=0)
     exact = VectorMatrix(embedder.dim)
-    folded.replace_all(rows, 0)
+    approximate.replace_all(rows, 0)
     exact.replace_all(rows, 0)
-    assert vectors.first_pass_fold(embedder.name, embedder.dim) == embedder.dim // 2
-    assert vectors.first_pass_fold("openai/text-embedding-3-small@512", 512) == 0
+    build = approximate.first_pass_due()
+    assert build is not None
+    assert approximate.install_first_pass(build, build.run())
+    assert approximate.first_pass_due() is None
+    assert vectors.wants_first_pass(embedder.name)
+    assert not vectors.wants_first_pass("openai/text-embedding-3-small@512")
     overlap = []
     for query in ("karan lodel", "mipix sumor tetal", "vozen kabok item12", "lotal sudel"):
         qvec = embedder.embed_sync([query])[0]
-        got = folded.search(qvec, ["p"], 10)
+        got = approximate.search(qvec, ["p"], 10)
         want = exact.search(qvec, ["p"], 10)
         assert all(i % 3 for i, _ in got), "partition q is not searched"
-        want_cos = dict(exact.search(qvec, ["p"], 800))
+        want_cos = dict(exact.search(qvec, ["p"], 1200))
         for item, cosine in got:
             assert cosine == pytest.approx(want_cos[item], abs=1e-5)
         overlap.append(len({i for i, _ in got} & {i for i, _ in want}) / 10)
@@ -228,12 +234,16 @@ def test_folded_first_pass_keeps_the_exact_neighbours() -> None:
 
 
 async def test_long_lived_runs_load_the_matrix_in_the_background(
-    aistack_home: Path, project: Path, matrix_everywhere: None
+    aistack_home: Path, project: Path, matrix_everywhere: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The matrix loads in the background, then its first pass is built in a worker
+    thread; searches give the same answer before, during and after."""
+    monkeypatch.setattr(vectors, "APPROXIMATE_MIN_ROWS", 0)
+    monkeypatch.setattr(pq_first_pass, "MIN_ROWS", 32)
     embedder = HashingEmbedder()
     first = await MemoryManager.open(aistack_home, project, embedder, background=False)
     try:
-        await _fill(first, 12)
+        stored = len(set(await _fill(first, 40)))  # near-duplicates merge
     finally:
         await first.close()
     memory = await MemoryManager.open(aistack_home, project, embedder)
@@ -243,7 +253,8 @@ async def test_long_lived_runs_load_the_matrix_in_the_background(
         before = await memory.search_memories("uploader module case 3", 5, mode="vector")
         await memory.index.wait_loaded()
         await memory.wait_idle()
-        assert memory.index._matrix is not None and len(memory.index._matrix) == 12
+        assert memory.index._matrix is not None and len(memory.index._matrix) == stored
+        assert memory.index._matrix._first_pass is not None, "first pass not built"
         after = await memory.search_memories("uploader module case 3", 5, mode="vector")
         assert [h.text for h in after] == [h.text for h in before]
     finally:
