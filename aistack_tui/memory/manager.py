@@ -462,8 +462,9 @@ class MemoryManager:
                 qvec = vectors[0] if vectors else None
             return await self.index.knn(qvec, scopes, CANDIDATES) if qvec is not None else []
 
-        # Vector first: bm25, queued after its log check, overlaps the vector product.
-        vector, lexical = await asyncio.gather(vector_list(query_vector), lexical_list())
+        # bm25 first: queued on the database thread at once, it runs while this thread
+        # embeds the query and searches the vectors.
+        lexical, vector = await asyncio.gather(lexical_list(), vector_list(query_vector))
         bar = self.retrieval.search_similarity if min_similarity is None else min_similarity
         fused = fuse(lexical, vector, min_similarity=bar)
         # Weigh every fused item from a few columns; whole rows for the top `limit` only.
