@@ -16,8 +16,9 @@ from collections.abc import Sequence
 from itertools import pairwise
 
 from aistack_tui.knowledge.chunks import split_identifier
-from aistack_tui.knowledge.store import DB_ERRORS, QUANTIZE, IndexStore
+from aistack_tui.knowledge.store import QUANTIZE, IndexStore
 from aistack_tui.knowledge.types import CodeHit
+from aistack_tui.storage.db import DB_ERRORS
 from aistack_tui.storage.embeddings import Embedder
 
 RRF_K = 60

@@ -12,7 +12,6 @@ allocated here rather than by SQLite so a whole batch can go in with `executeman
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,7 @@ import aiosqlite
 
 from aistack_tui.knowledge.types import FileExtraction
 from aistack_tui.knowledge.vector_cache import ChunkVectors
-from aistack_tui.storage.db import DB_ERRORS, Capabilities, immediate_transaction, open_database
+from aistack_tui.storage.db import Capabilities, immediate_transaction, open_database
 
 T = TypeVar("T")
 _WHAT = "the code index"
@@ -74,6 +73,8 @@ async def _schema_v1(db: aiosqlite.Connection) -> None:
 
 
 MIGRATIONS = [_schema_v1]
+_CHUNK_HIGH = "chunk_id_high"
+"""The `meta` key of the highest chunk id ever handed out."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -276,11 +277,25 @@ class IndexStore:
         """
         rows = await self.db.execute_fetchall(
             "SELECT (SELECT COALESCE(MAX(id), 0) FROM files),"
-            " (SELECT COALESCE(MAX(id), 0) FROM chunks)"
+            " (SELECT COALESCE(MAX(id), 0) FROM chunks),"
+            " (SELECT COALESCE(MAX(CAST(value AS INTEGER)), 0) FROM meta WHERE key = ?)",
+            (_CHUNK_HIGH,),
         )
         row = next(iter(rows))
         self._next_file_id = max(self._next_file_id, int(row[0]) + 1)
-        self._next_chunk_id = max(self._next_chunk_id, int(row[1]) + 1)
+        self._next_chunk_id = max(self._next_chunk_id, int(row[1]) + 1, int(row[2]) + 1)
+
+    async def _save_chunk_high(self) -> None:
+        """Record the highest chunk id handed out (inside the write transaction).
+
+        `MAX(id)` alone would hand a deleted top chunk's id out again, and another
+        process embedding that chunk's old text meanwhile would attach its vector to the
+        new chunk. Ids recorded here are never reused."""
+        await self.db.execute(
+            "INSERT INTO meta(key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (_CHUNK_HIGH, str(self._next_chunk_id - 1)),
+        )
 
     async def _write_rows(
         self,
@@ -367,6 +382,8 @@ class IndexStore:
             "INSERT INTO chunks_fts(rowid, path, symbol, idents, body) VALUES (?, ?, ?, ?, ?)",
             fts_rows,
         )
+        if chunk_rows:
+            await self._save_chunk_high()
         return [r[0] for r in vec_rows], deleted
 
     async def touch(self, rows: Iterable[tuple[str, int, int]]) -> None:
@@ -408,20 +425,24 @@ class IndexStore:
     async def store_vectors(self, rows: Sequence[tuple[int, bytes]]) -> None:
         insert = f"INSERT INTO chunk_vec(rowid, embedding) VALUES (?, {QUANTIZE})"
 
-        async def work() -> None:
-            try:
-                await self.db.executemany(insert, rows)
-            except DB_ERRORS:
-                # A chunk deleted between reading and embedding: insert one by one instead.
-                for row in rows:
-                    with contextlib.suppress(*DB_ERRORS):
-                        await self.db.execute(insert, row)
+        async def work() -> list[int]:
+            # Only chunks still there and still without a vector: one deleted since it
+            # was read, or embedded by another process meanwhile, is skipped. (Chunk ids
+            # are never reused, so a surviving id still holds the text that was embedded.)
+            marks = ",".join("?" * len(rows))
+            waiting = {int(r[0]) for r in await self.db.execute_fetchall(
+                f"SELECT id FROM chunks WHERE embedded = 0 AND id IN ({marks})",
+                [r[0] for r in rows],
+            )}  # fmt: skip
+            keep = [r for r in rows if r[0] in waiting]
+            await self.db.executemany(insert, keep)
             await self.db.executemany(
-                "UPDATE chunks SET embedded = 1 WHERE id = ?", [(r[0],) for r in rows]
+                "UPDATE chunks SET embedded = 1 WHERE id = ?", [(r[0],) for r in keep]
             )
+            return [r[0] for r in keep]
 
-        await self._transaction(work)
-        self._note_vectors([r[0] for r in rows], ())
+        if rows:
+            self._note_vectors(await self._transaction(work), ())
 
     async def pending_count(self) -> int:
         return await self._scalar("SELECT COUNT(*) FROM chunks WHERE embedded = 0")

@@ -107,3 +107,48 @@ async def test_vectors_and_a_file_written_at_once_on_one_connection(
         assert (await _stored(index))["e.py"] == ["echo_function"]
     finally:
         await index.close()
+
+
+async def test_a_vector_for_a_deleted_chunk_never_lands_on_a_new_one(
+    tmp_path: Path, aistack_home: Path
+) -> None:
+    """One process embeds the newest chunk while another deletes its file and indexes a
+    new one: the new chunk must not inherit the old id, nor the old text's vector."""
+    from aistack_tui.storage.hashing_embedder import serialize_f32
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    _module(root, "a.py", "alpha_function")
+    first = await KnowledgeIndex.open(aistack_home, root)
+    second = await KnowledgeIndex.open(aistack_home, root)
+    try:
+        await first.refresh()
+        z_path = _module(root, "z.py", "zulu_function")
+        await first.refresh_paths([z_path])
+        store = first.store
+        await store.db.execute("UPDATE chunks SET embedded = 0")
+        await store.db.execute("DELETE FROM chunk_vec")
+        await store.db.commit()
+        pending = await store.pending_embeddings(100)
+        newest = max(cid for cid, _ in pending)
+        texts = {cid: text for cid, text in pending}
+        assert "zulu_function" in texts[newest]
+        vectors = await first.embedder.embed([texts[newest]])
+
+        # Meanwhile the other process deletes z.py and indexes y.py.
+        z_path.unlink()
+        y_path = _module(root, "y.py", "yankee_function")
+        await second.refresh_paths([z_path])
+        await second.refresh_paths([y_path])
+        (y_chunk,) = [r[0] for r in await store.db.execute_fetchall(
+            "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'y.py'")]  # fmt: skip
+        assert y_chunk > newest, "a deleted chunk's id was handed out again"
+
+        await store.store_vectors([(newest, serialize_f32(vectors[0]))])
+        stored = {r[0] for r in await store.db.execute_fetchall("SELECT rowid FROM chunk_vec")}
+        assert newest not in stored, "a vector was stored for a deleted chunk"
+        hits = await first.search("yankee_function", limit=3)
+        assert hits and hits[0].symbol == "yankee_function"
+    finally:
+        await second.close()
+        await first.close()
