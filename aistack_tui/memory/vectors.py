@@ -33,6 +33,7 @@ from collections.abc import Sequence
 
 import aiosqlite
 
+from aistack_tui.storage.disposable_thread import run_disposable
 from aistack_tui.storage.hashing_embedder import serialize_f32
 from aistack_tui.storage.vector_matrix import NUMPY_AVAILABLE, FirstPassBuild, VectorMatrix
 
@@ -202,12 +203,12 @@ class VectorIndex:
                 # check (rare) is applied and the search redone.
                 before = self._matrix
                 seq = before.seq if before is not None else -1
-                found = before.search(query, partitions, k) if before is not None else None
+                early = before.search(query, partitions, k) if before is not None else None
                 async with self._matrix_lock:
                     matrix = await self._synced_matrix()
                 if matrix is not None:
-                    if found is not None and matrix is before and matrix.seq == seq:
-                        return found
+                    if early is not None and matrix is before and matrix.seq == seq:
+                        return early
                     return matrix.search(query, partitions, k)
         blob = serialize_f32(query)
         found: list[tuple[int, float]] = []
@@ -265,7 +266,7 @@ class VectorIndex:
 
     @staticmethod
     async def _build_first_pass(matrix: VectorMatrix, build: FirstPassBuild) -> None:
-        matrix.install_first_pass(build, await asyncio.to_thread(build.run))
+        matrix.install_first_pass(build, await run_disposable(build.run, "vector-first-pass"))
 
     async def _synced_matrix(self) -> VectorMatrix | None:
         """The matrix, brought up to date with `vector_changes`; None inside a transaction
@@ -309,7 +310,7 @@ class VectorIndex:
         matrix = VectorMatrix(self.dim, self.approximate,
                               approximate_min_rows=APPROXIMATE_MIN_ROWS)
         rows = await self._rows(None)
-        await asyncio.to_thread(matrix.replace_all, rows, newest)
+        await run_disposable(lambda: matrix.replace_all(rows, newest), "vector-matrix-load")
         self._matrix = matrix
         return matrix
 
