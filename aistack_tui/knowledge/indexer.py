@@ -33,6 +33,7 @@ from aistack_tui.knowledge.store import FileState, IndexStore, ParsedFile
 from aistack_tui.knowledge.types import CodeHit, IndexStats
 from aistack_tui.knowledge.walker import MAX_FILE_BYTES, WalkEntry, walk
 from aistack_tui.knowledge.watcher import poll_forever
+from aistack_tui.storage.disposable_thread import run_disposable
 from aistack_tui.storage.embeddings import Embedder
 from aistack_tui.storage.hashing_embedder import HashingEmbedder, serialize_f32
 from aistack_tui.storage.paths import project_data_dir
@@ -98,7 +99,8 @@ class KnowledgeIndex:
             started = time.perf_counter()
             if on_phase:
                 on_phase("scanning")
-            entries = await asyncio.to_thread(lambda: list(walk(self.project_root)))
+            # Disposable threads: a print-mode run that ends meanwhile must not wait.
+            entries = await run_disposable(lambda: list(walk(self.project_root)), "index-walk")
             states = await self.store.file_states()
             seen = {e.path for e in entries}
             removed = [p for p in states if p not in seen]
@@ -335,7 +337,9 @@ class KnowledgeIndex:
             "SELECT file_id, name FROM symbols WHERE kind != 'heading'")]  # fmt: skip
         references = [(int(r[0]), str(r[1]), int(r[2])) for r in await db.execute_fetchall(
             "SELECT file_id, name, count FROM refs")]  # fmt: skip
-        self.graph = await asyncio.to_thread(build_graph, paths, definitions, references)
+        self.graph = await run_disposable(
+            lambda: build_graph(paths, definitions, references), "repo-map-graph"
+        )
 
     def start_background_refresh(
         self, *, watch_interval: float | None = None
