@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import re
 from collections.abc import Sequence
 
@@ -37,6 +38,7 @@ from aistack_tui.storage.disposable_thread import run_disposable
 from aistack_tui.storage.hashing_embedder import serialize_f32
 from aistack_tui.storage.vector_matrix import NUMPY_AVAILABLE, FirstPassBuild, VectorMatrix
 
+log = logging.getLogger(__name__)
 _SAFE = re.compile(r"[^a-z0-9]+")
 MATRIX_MIN_ROWS = 5000
 """Below this, `vec0` KNN costs a few ms and numpy's import (~100 ms) is not worth it."""
@@ -266,7 +268,13 @@ class VectorIndex:
 
     @staticmethod
     async def _build_first_pass(matrix: VectorMatrix, build: FirstPassBuild) -> None:
-        matrix.install_first_pass(build, await run_disposable(build.run, "vector-first-pass"))
+        try:
+            built = await run_disposable(build.run, "vector-first-pass")
+        except Exception as e:  # faiss refused (out of memory, say): stay exact, quietly
+            log.warning("memory: no approximate vector search, exact instead: %s", e)
+            matrix.approximate = False
+            return
+        matrix.install_first_pass(build, built)
 
     async def _synced_matrix(self) -> VectorMatrix | None:
         """The matrix, brought up to date with `vector_changes`; None inside a transaction

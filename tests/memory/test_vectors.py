@@ -259,3 +259,27 @@ async def test_long_lived_runs_load_the_matrix_in_the_background(
         assert [h.text for h in after] == [h.text for h in before]
     finally:
         await memory.close()
+
+
+async def test_a_failed_first_pass_build_leaves_search_exact(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from aistack_tui.storage.pq_first_pass import ProductQuantisedPass
+    from aistack_tui.storage.vector_matrix import VectorMatrix
+
+    def refuse(rows: object) -> ProductQuantisedPass:
+        raise MemoryError("no room for the codes")
+
+    monkeypatch.setattr(ProductQuantisedPass, "build", staticmethod(refuse))
+    embedder = HashingEmbedder()
+    texts = [f"note number {i} about topic {i % 17}" for i in range(1100)]
+    matrix = VectorMatrix(embedder.dim, approximate=True, approximate_min_rows=0)
+    matrix.replace_all([(i, "p", serialize_f32(v))
+                        for i, v in enumerate(embedder.embed_sync(texts))], 0)
+    build = matrix.first_pass_due()
+    assert build is not None
+    await VectorIndex._build_first_pass(matrix, build)
+    assert matrix.first_pass_due() is None and not matrix.approximate
+    assert "exact instead" in caplog.text
+    query = embedder.embed_sync(["note number 5 about topic 5"])[0]
+    assert matrix.search(query, ["p"], 1)[0][0] == 5
