@@ -28,17 +28,16 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import logging
 import re
 from collections.abc import Sequence
 
 import aiosqlite
 
 from aistack_tui.storage.disposable_thread import run_disposable
+from aistack_tui.storage.first_pass_builder import FirstPassBuilder
 from aistack_tui.storage.hashing_embedder import serialize_f32
-from aistack_tui.storage.vector_matrix import NUMPY_AVAILABLE, FirstPassBuild, VectorMatrix
+from aistack_tui.storage.vector_matrix import NUMPY_AVAILABLE, VectorMatrix
 
-log = logging.getLogger(__name__)
 _SAFE = re.compile(r"[^a-z0-9]+")
 MATRIX_MIN_ROWS = 5000
 """Below this, `vec0` KNN costs a few ms and numpy's import (~100 ms) is not worth it."""
@@ -107,7 +106,7 @@ class VectorIndex:
         starts loading it and is answered by `vec0` meanwhile (~1 s to load 100k rows
         against ~0.1 s for one `vec0` search); otherwise it loads the matrix first."""
         self._loading: asyncio.Task[None] | None = None
-        self._building: asyncio.Task[None] | None = None
+        self._first_pass = FirstPassBuilder("memory")
 
     async def ensure(self, partition_sql: str) -> int:
         """Create this embedder's index if missing and fill it from the stored floats.
@@ -243,45 +242,21 @@ class VectorIndex:
         """Until the background load, and the first pass it started, are done."""
         if self._loading is not None:
             await asyncio.wait({self._loading})
-        if self._building is not None:
-            await asyncio.wait({self._building})
+        await self._first_pass.wait()
 
     async def stop_loading(self) -> None:
-        for task in (self._loading, self._building):
-            if task is not None and not task.done():
-                task.cancel()
-                await asyncio.wait({task})
-        self._loading = self._building = None
-
-    async def _refresh_first_pass(self, matrix: VectorMatrix) -> None:
-        """Build the matrix's first pass if it wants one: in the background for a
-        long-running session (searches stay exact meanwhile), inline otherwise."""
-        due = matrix.first_pass_due()
-        if due is None or (self._building is not None and not self._building.done()):
-            return
-        if self.load_in_background:
-            self._building = asyncio.get_running_loop().create_task(
-                self._build_first_pass(matrix, due)
-            )
-        else:
-            await self._build_first_pass(matrix, due)
-
-    @staticmethod
-    async def _build_first_pass(matrix: VectorMatrix, build: FirstPassBuild) -> None:
-        try:
-            built = await run_disposable(build.run, "vector-first-pass")
-        except Exception as e:  # faiss refused (out of memory, say): stay exact, quietly
-            log.warning("memory: no approximate vector search, exact instead: %s", e)
-            matrix.approximate = False
-            return
-        matrix.install_first_pass(build, built)
+        task, self._loading = self._loading, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+        await self._first_pass.stop()
 
     async def _synced_matrix(self) -> VectorMatrix | None:
         """The matrix, brought up to date with `vector_changes`; None inside a transaction
         (its uncommitted changes could still roll back) or before `ensure`."""
         matrix = await self._sync_matrix()
         if matrix is not None:
-            await self._refresh_first_pass(matrix)
+            await self._first_pass.refresh(matrix, background=self.load_in_background)
         return matrix
 
     async def _sync_matrix(self) -> VectorMatrix | None:

@@ -160,3 +160,40 @@ async def test_small_indexes_keep_using_vec0(bookshop_index: KnowledgeIndex) -> 
     assert await cache.knn(vector, 5) is None
     assert not cache.ready
     assert await bookshop_index.search("hash a password", limit=3)
+
+
+async def test_a_large_cache_builds_its_first_pass_after_loading_and_growing(
+    bookshop_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thresholds lowered to the fixture's size: the load starts the build, it survives
+    new vectors arriving, and rankings stay those of the exact product (the pass only
+    proposes candidates; `tests/storage/test_pq_first_pass.py` covers its recall and
+    the encoding of rows added later)."""
+    from aistack_tui.knowledge import vector_cache
+    from aistack_tui.storage import pq_first_pass
+
+    exact = {q: await _matrix_after_load(bookshop_index, q) for q, _, _ in LABELLED[:5]}
+    await bookshop_index.store.vector_cache.close()  # type: ignore[union-attr]
+    bookshop_index.store.vector_cache._matrix = None  # type: ignore[union-attr]
+    monkeypatch.setattr(vector_cache, "APPROXIMATE_MIN_ROWS", 0)
+    monkeypatch.setattr(pq_first_pass, "MIN_ROWS", 16)
+    cache = await _loaded_cache(bookshop_index)
+    matrix = cache._matrix
+    assert matrix is not None and matrix._first_pass is not None, "no first pass built"
+    for question, ranking in exact.items():
+        assert await _matrix(bookshop_index, question, 10) == ranking
+    rows = len(matrix)
+    (bookshop_index.project_root / "shop" / "extra.py").write_text(
+        "def shipping_label(order):\n    return f'{order.id}: {order.address}'\n"
+    )
+    await bookshop_index.refresh()
+    found = await _matrix(bookshop_index, "shipping label order address", 1)
+    assert cache._matrix is matrix and len(matrix) > rows
+    assert matrix._first_pass is not None, "the first pass was dropped by the update"
+    chunk = await bookshop_index.store.chunk_rows(found)
+    assert chunk[found[0]].path == "shop/extra.py"
+
+
+async def _matrix_after_load(index: KnowledgeIndex, query: str) -> list[int]:
+    await _loaded_cache(index)
+    return await _matrix(index, query, 10)

@@ -264,6 +264,7 @@ async def test_long_lived_runs_load_the_matrix_in_the_background(
 async def test_a_failed_first_pass_build_leaves_search_exact(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
+    from aistack_tui.storage.first_pass_builder import FirstPassBuilder
     from aistack_tui.storage.pq_first_pass import ProductQuantisedPass
     from aistack_tui.storage.vector_matrix import VectorMatrix
 
@@ -276,9 +277,8 @@ async def test_a_failed_first_pass_build_leaves_search_exact(
     matrix = VectorMatrix(embedder.dim, approximate=True, approximate_min_rows=0)
     matrix.replace_all([(i, "p", serialize_f32(v))
                         for i, v in enumerate(embedder.embed_sync(texts))], 0)
-    build = matrix.first_pass_due()
-    assert build is not None
-    await VectorIndex._build_first_pass(matrix, build)
+    assert matrix.first_pass_due() is not None
+    await FirstPassBuilder("memory").refresh(matrix, background=False)
     assert matrix.first_pass_due() is None and not matrix.approximate
     assert "exact instead" in caplog.text
     query = embedder.embed_sync(["note number 5 about topic 5"])[0]
