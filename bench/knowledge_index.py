@@ -76,7 +76,10 @@ def _lines(root: Path) -> int:
     return sum(p.read_bytes().count(b"\n") for p in root.rglob("*.py"))
 
 
-async def bench_tree(name: str, root: Path, home: Path, rows: list[tuple[str, str, str]]) -> None:
+async def bench_tree(
+    name: str, root: Path, home: Path, rows: list[tuple[str, str, str]]
+) -> list[bytes]:
+    """Bench one tree; returns its chunk vectors (int8 blobs) for `bench_vectors_at_scale`."""
     ctags = shutil.which("ctags")
     if ctags:
         start = time.perf_counter()
@@ -140,8 +143,60 @@ async def bench_tree(name: str, root: Path, home: Path, rows: list[tuple[str, st
         )
         rows.append((f"{name}: context_block p50 / p95",
                      f"{_p(context, 0.5):.1f} / {_p(context, 0.95):.1f} ms", "< 50 ms"))  # fmt: skip
+        blobs = await index.store.db.execute_fetchall("SELECT embedding FROM chunk_vec")
+        return [bytes(r[0]) for r in blobs]
     finally:
         await index.close()
+
+
+async def bench_vectors_at_scale(
+    blobs: list[bytes], total: int, rows: list[tuple[str, str, str]]
+) -> None:
+    """The vector leg of a search at a kernel-sized index: the tree's real chunk vectors
+    repeated with small perturbations up to `total` rows, searched exactly and with the
+    first pass (as `knowledge/vector_cache.py` does from `APPROXIMATE_MIN_ROWS`)."""
+    import numpy as np
+
+    from aistack_tui.storage.hashing_embedder import HashingEmbedder
+    from aistack_tui.storage.vector_matrix import VectorMatrix
+
+    if not blobs:
+        return
+    base = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), -1)
+    rng = np.random.default_rng(1)
+    copies = base[np.arange(total) % len(base)].astype(np.int16)
+    copies += rng.integers(-3, 4, size=copies.shape, dtype=np.int16)
+    data = np.clip(copies, -127, 127).astype(np.int8)
+    del copies
+    items = [(i, "c", data[i].tobytes()) for i in range(total)]
+    matrices = {}
+    for approximate in (False, True):
+        matrix = VectorMatrix(data.shape[1], approximate=approximate, blob_type="int8")
+        matrix.upsert(items)
+        build = matrix.first_pass_due()
+        started = time.perf_counter()
+        if build is not None:
+            matrix.install_first_pass(build, build.run())
+        matrices[approximate] = (matrix, time.perf_counter() - started)
+    del items
+    embedder = HashingEmbedder(data.shape[1])
+    vectors = embedder.embed_sync(QUERIES)
+    timings: dict[bool, list[float]] = {False: [], True: []}
+    found: dict[bool, list[set[int]]] = {False: [], True: []}
+    for vector in vectors:
+        for approximate, (matrix, _) in matrices.items():
+            started = time.perf_counter()
+            hits = matrix.search(vector, ["c"], 50)
+            timings[approximate].append((time.perf_counter() - started) * 1000)
+            found[approximate].append({item for item, _ in hits[:10]})
+    recall = sum(len(a & e) for a, e in zip(found[True], found[False], strict=True)) / (
+        10 * len(vectors))
+    exact, approx = timings[False], timings[True]
+    rows.append((f"{total:,} chunk vectors: exact product p50 / p95",
+                 f"{_p(exact, 0.5):.1f} / {_p(exact, 0.95):.1f} ms", ""))  # fmt: skip
+    rows.append((f"{total:,} chunk vectors: first pass p50 / p95 (recall@10)",
+                 f"{_p(approx, 0.5):.1f} / {_p(approx, 0.95):.1f} ms ({recall:.3f}), "
+                 f"built in {matrices[True][1]:.1f} s", "same cost as a small repo"))  # fmt: skip
 
 
 async def main() -> None:
@@ -149,6 +204,8 @@ async def main() -> None:
     parser.add_argument("--tree", type=Path, help="tree to index (default: the stdlib)")
     parser.add_argument("--synthetic", type=int, default=20000, help="files in synthetic tree")
     parser.add_argument("--quick", action="store_true", help="2,000 synthetic files only")
+    parser.add_argument("--scale-rows", type=int, default=1_000_000,
+                        help="chunk vectors for the kernel-scale vector search row")
     parser.add_argument("--legacy-search", action="store_true",
                         help="search as before the in-memory vectors and bm25 narrowing"
                         " (a vec0 scan, every match scored), for before/after tables")  # fmt: skip
@@ -170,7 +227,8 @@ async def main() -> None:
             source = args.tree or Path(sysconfig.get_paths()["stdlib"])
             shutil.copytree(source, work / "stdlib", ignore=shutil.ignore_patterns(
                 "site-packages", "__pycache__"), symlinks=True)  # fmt: skip
-            await bench_tree("stdlib", work / "stdlib", work / "home", rows)
+            blobs = await bench_tree("stdlib", work / "stdlib", work / "home", rows)
+            await bench_vectors_at_scale(blobs, args.scale_rows, rows)
         count = 2000 if args.quick else args.synthetic
         _generate(work / "synthetic", count)
         await bench_tree(f"synthetic {count}", work / "synthetic", work / "home", rows)
