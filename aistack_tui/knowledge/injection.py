@@ -16,6 +16,7 @@ from aistack_tui.knowledge.repo_map import (
     MAP_KINDS,
     MapSymbol,
     RepoGraph,
+    missing_entries,
     rank_files,
     render_map,
     seeds_for,
@@ -26,6 +27,9 @@ from aistack_tui.knowledge.types import CodeHit
 from aistack_tui.storage.embeddings import Embedder
 
 TURN_VECTOR_MAX_CHUNKS = 30_000
+"""Above this many chunks a turn uses the vector ranker only once the in-memory vectors
+have their first pass (then a search costs a few ms even at a million chunks); until
+then it relies on full-text and symbol matches."""
 MIN_MAP_FILES = 5
 MAX_MAP_FILES = 60
 TOKENS_PER_FILE = 150
@@ -96,9 +100,11 @@ async def build_context_block(
     budget_chars = token_budget * 4
     hits: list[CodeHit] = []
     if message.strip():
+        cache = store.vector_cache
         hits = await hybrid_search(
             store, embedder, message, TOP_CHUNKS,
-            use_vectors=chunk_count <= TURN_VECTOR_MAX_CHUNKS,
+            use_vectors=chunk_count <= TURN_VECTOR_MAX_CHUNKS
+            or (cache is not None and cache.scales),
         )  # fmt: skip
     map_text = ""
     if graph is not None and graph.paths:
@@ -108,7 +114,7 @@ async def build_context_block(
         # tokens), so a small budget does not pay for symbols it would drop.
         wanted = max(MIN_MAP_FILES, min(MAX_MAP_FILES, map_budget // TOKENS_PER_FILE + 2))
         file_ids = rank_files(graph, seeds, wanted)
-        symbols = await _map_symbols(store, file_ids)
+        symbols = await _map_symbols(store, missing_entries(graph, file_ids))
         map_chars = map_budget * 4 - len(_HEADER) - len(_MAP_HEADING)
         map_text = render_map(graph, file_ids, symbols, max(0, map_chars) // 4)
     sections: list[str] = []

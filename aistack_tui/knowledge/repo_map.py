@@ -45,6 +45,8 @@ class RepoGraph:
     out_total: dict[int, float] = field(default_factory=dict)
     top: list[int] = field(default_factory=list)
     """File ids by global rank, best first (the first `TOP_FILES`), sorted once."""
+    entries: dict[int, str] = field(default_factory=dict)
+    """Rendered map entries by file id, filled as turns need them (`file_entry`)."""
 
 
 def _name_weight(name: str) -> float:
@@ -247,35 +249,61 @@ def _in_map(symbol: MapSymbol) -> bool:
     )
 
 
+PER_FILE = 12
+"""Definitions shown per file in the map."""
+
+
+def file_entry(graph: RepoGraph, file_id: int, symbols: list[MapSymbol]) -> str:
+    """One file's map entry: its path, then its best `PER_FILE` definitions in line order.
+
+    It depends only on the graph (the definitions' scores) and the file's symbols, so it
+    is kept in `graph.entries` until the next rebuild replaces the graph: per turn only
+    the files new to the map are fetched and formatted (a map of 60 stdlib files cost
+    ~20 ms of symbol rows and sorting before).
+    """
+    path = graph.paths.get(file_id, "")
+    defs = [s for s in symbols if _in_map(s)]
+    defs.sort(key=lambda s: (-graph.def_score.get((file_id, s.name), 0.0), s.line))
+    chosen = sorted(defs[:PER_FILE], key=lambda s: s.line)
+    lines = [f"{path}:"]
+    for s in chosen:
+        depth = s.qualname.count(".") if s.kind != "heading" else s.qualname.count(" > ")
+        lines.append(f"{'  ' * (depth + 1)}{s.line}: {s.signature or s.name}"[:160])
+    if len(defs) > PER_FILE:
+        lines.append(f"  … {len(defs) - PER_FILE} more")
+    return "\n".join(lines)
+
+
+def missing_entries(graph: RepoGraph, file_ids: Iterable[int]) -> list[int]:
+    """The files whose map entry is not cached yet (their symbols must be fetched)."""
+    return [f for f in file_ids if f not in graph.entries and f in graph.paths]
+
+
 def render_map(
     graph: RepoGraph,
     file_ids: list[int],
     symbols: Mapping[int, list[MapSymbol]],
     token_budget: int,
-    per_file: int = 12,
 ) -> str:
-    """Files in rank order with their best definitions, cut to `token_budget` (chars/4)."""
+    """Files in rank order with their best definitions, cut to `token_budget` (chars/4).
+
+    `symbols` needs the files of `missing_entries` only; the others come from the cache.
+    """
     budget_chars = token_budget * 4
     parts: list[str] = []
     used = 0
     for file_id in file_ids:
-        path = graph.paths.get(file_id)
-        if path is None:
+        if file_id not in graph.paths:
             continue
-        defs = [s for s in symbols.get(file_id, []) if _in_map(s)]
-        defs.sort(key=lambda s: (-graph.def_score.get((file_id, s.name), 0.0), s.line))
-        chosen = sorted(defs[:per_file], key=lambda s: s.line)
-        lines = [f"{path}:"]
-        for s in chosen:
-            depth = s.qualname.count(".") if s.kind != "heading" else s.qualname.count(" > ")
-            lines.append(f"{'  ' * (depth + 1)}{s.line}: {s.signature or s.name}"[:160])
-        if len(defs) > per_file:
-            lines.append(f"  … {len(defs) - per_file} more")
-        block = "\n".join(lines)
+        block = graph.entries.get(file_id)
+        if block is None:
+            block = graph.entries[file_id] = file_entry(graph, file_id,
+                                                        symbols.get(file_id, []))
         if used + len(block) + 1 > budget_chars:
-            if used + len(lines[0]) + 1 <= budget_chars:
-                parts.append(lines[0])
-                used += len(lines[0]) + 1
+            head = block.partition("\n")[0]
+            if used + len(head) + 1 <= budget_chars:
+                parts.append(head)
+                used += len(head) + 1
             continue
         parts.append(block)
         used += len(block) + 1

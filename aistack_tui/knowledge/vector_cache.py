@@ -87,6 +87,12 @@ class ChunkVectors:
     def ready(self) -> bool:
         return self._matrix is not None
 
+    @property
+    def scales(self) -> bool:
+        """Whether a search costs about the same however many vectors there are (the
+        matrix is loaded and searched through its first pass)."""
+        return self._matrix is not None and self._matrix.has_first_pass
+
     def memory_bytes(self) -> int:
         """What the copy costs: its arrays plus the id → row dictionary (about 100 bytes
         an entry with its int objects)."""

@@ -250,6 +250,12 @@ class VectorMatrix:
         self._first_pass = None
         self._generation += 1
 
+    @property
+    def has_first_pass(self) -> bool:
+        """Whether searches of a large matrix go through the first pass (a few ms at a
+        million rows) rather than the exact product (tens of ms)."""
+        return self._first_pass is not None
+
     def first_pass_due(self) -> FirstPassBuild | None:
         """A snapshot to build a first pass from when this matrix wants one and has none:
         run it in a worker thread, then `install_first_pass`. Rows appended meanwhile

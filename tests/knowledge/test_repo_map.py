@@ -135,3 +135,43 @@ async def test_graph_catches_up_in_the_background_after_an_edit(
         assert util in graph.out[app]
     finally:
         await index.close()
+
+
+async def test_map_entries_are_reused_per_graph_and_follow_an_edit(
+    tmp_path: Path, aistack_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file's rendered entry is kept with the graph: the next turn fetches no symbols
+    for it; after an edit the rebuilt graph renders the file's new definitions."""
+    from aistack_tui.knowledge import injection
+
+    (tmp_path / "util.py").write_text("def compute_checksum(data):\n    return 1\n")
+    (tmp_path / "app.py").write_text(
+        "from util import compute_checksum\n\ndef main():\n    compute_checksum(b'x')\n"
+    )
+    fetched: list[list[int]] = []
+    real = injection._map_symbols
+
+    async def counting(store: object, file_ids: list[int]) -> object:
+        fetched.append(list(file_ids))
+        return await real(store, file_ids)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(injection, "_map_symbols", counting)
+    index = await KnowledgeIndex.open(aistack_home, tmp_path)
+    try:
+        await index.refresh()
+        await index.wait_for_graph()
+        first = await index.context_block("", ["app.py"], 400)
+        assert "compute_checksum" in first and len(fetched[-1]) == 2
+        assert await index.context_block("", ["app.py"], 400) == first
+        assert fetched[-1] == [], "cached entries were fetched again"
+
+        (tmp_path / "util.py").write_text(
+            "def compute_checksum(data):\n    return 1\n\ndef verify_checksum(data):\n"
+            "    return 2\n"
+        )
+        await index.refresh_paths([tmp_path / "util.py"])
+        await index.wait_for_graph()
+        after = await index.context_block("", ["app.py"], 400)
+        assert "verify_checksum" in after
+    finally:
+        await index.close()

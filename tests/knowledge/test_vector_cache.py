@@ -197,3 +197,28 @@ async def test_a_large_cache_builds_its_first_pass_after_loading_and_growing(
 async def _matrix_after_load(index: KnowledgeIndex, query: str) -> list[int]:
     await _loaded_cache(index)
     return await _matrix(index, query, 10)
+
+
+async def test_turns_on_a_large_index_use_vectors_once_they_scale(
+    bookshop_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from aistack_tui.knowledge import injection, vector_cache
+    from aistack_tui.storage import pq_first_pass
+
+    calls: list[bool] = []
+    real = injection.hybrid_search
+
+    async def spy(*args: object, use_vectors: bool = True, **kwargs: object) -> object:
+        calls.append(use_vectors)
+        return await real(*args, use_vectors=use_vectors, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(injection, "hybrid_search", spy)
+    monkeypatch.setattr(injection, "TURN_VECTOR_MAX_CHUNKS", 10)  # "a large index"
+    await bookshop_index.context_block("add a book to the basket", [], 2000)
+    assert calls[-1] is False
+    monkeypatch.setattr(vector_cache, "APPROXIMATE_MIN_ROWS", 0)
+    monkeypatch.setattr(pq_first_pass, "MIN_ROWS", 16)
+    cache = await _loaded_cache(bookshop_index)
+    assert cache.scales
+    await bookshop_index.context_block("add a book to the basket", [], 2000)
+    assert calls[-1] is True
