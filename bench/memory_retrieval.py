@@ -113,17 +113,21 @@ async def bench_size(size: int, n_queries: int) -> None:
         print(f"\n{size} memories filled in {time.perf_counter() - started:.1f} s")
     finally:
         await manager.close()
-    # Re-open as a user's next start would: `ensure` builds the float vec0 index.
+    # Re-open as a session would: `ensure` builds the float vec0 index, then the vector
+    # matrix and its first pass load in the background while searches use vec0.
     started = time.perf_counter()
-    manager = await MemoryManager.open(home, project, embedder, background=False)
+    manager = await MemoryManager.open(home, project, embedder)
     print(f"  re-open (builds the vec0 index): {time.perf_counter() - started:.1f} s")
     try:
         queries = [" ".join(s.split()[:4]) for s in sentences(n_queries, seed=1)]
         db = manager.store.db
         started = time.perf_counter()
         await manager.search_memories("warm up the first search", 10)
-        print(f"  first search after open (loads the vector matrix when used):"
+        print(f"  first search after open (vec0 while the matrix loads):"
               f" {(time.perf_counter() - started) * 1000:.0f} ms")
+        await manager.index.wait_loaded()
+        await manager.wait_idle()
+        print(f"  matrix and first pass ready {time.perf_counter() - started:.1f} s after it")
         # The floor: a plain float vec0 table over the very same vectors, no partitions.
         await db.execute("CREATE VIRTUAL TABLE bench_float USING vec0(embedding float[384])")
         await db.execute(

@@ -173,7 +173,7 @@ class ChunkVectors:
             await cursor.close()
         self._matrix, self._version = matrix, version
         self.rows_hint = len(matrix)
-        await self._first_pass.refresh(matrix, background=True)
+        self._first_pass.refresh(matrix)
 
     async def _lookup(self, ids: Sequence[int]) -> list[tuple[int, str, bytes]]:
         rows: list[tuple[int, str, bytes]] = []
@@ -208,7 +208,7 @@ class ChunkVectors:
                 self._added, self._removed = set(), set()
                 matrix.remove(removed)
                 matrix.upsert(await self._lookup(sorted(added)))
-                await self._first_pass.refresh(matrix, background=True)
+                self._first_pass.refresh(matrix)
         found = [item for item, _ in matrix.search(query, (_PART,), k)]
         # Checked after the product, not before: the writer connection is usually busy
         # with the same search's bm25 query, and waiting for it would serialise the legs.

@@ -104,7 +104,9 @@ class VectorIndex:
         self.load_in_background = False
         """When set (a TUI or print-mode run), the first search that wants the matrix
         starts loading it and is answered by `vec0` meanwhile (~1 s to load 100k rows
-        against ~0.1 s for one `vec0` search); otherwise it loads the matrix first."""
+        against ~0.1 s for one `vec0` search), and a large matrix then builds its first
+        pass; otherwise the matrix loads first and stays exact (a one-shot command
+        searches too few times to repay a 2-3 s build)."""
         self._loading: asyncio.Task[None] | None = None
         self._first_pass = FirstPassBuilder("memory")
 
@@ -255,8 +257,8 @@ class VectorIndex:
         """The matrix, brought up to date with `vector_changes`; None inside a transaction
         (its uncommitted changes could still roll back) or before `ensure`."""
         matrix = await self._sync_matrix()
-        if matrix is not None:
-            await self._first_pass.refresh(matrix, background=self.load_in_background)
+        if matrix is not None and self.load_in_background:
+            self._first_pass.refresh(matrix)
         return matrix
 
     async def _sync_matrix(self) -> VectorMatrix | None:

@@ -22,18 +22,17 @@ class FirstPassBuilder:
         """Who the matrix belongs to, for the thread's name and the warning."""
         self._task: asyncio.Task[None] | None = None
 
-    async def refresh(self, matrix: VectorMatrix, *, background: bool) -> None:
-        """Build `matrix`'s first pass if it wants one and no build is running: as a
-        task when `background`, before returning otherwise (one-shot commands)."""
+    def refresh(self, matrix: VectorMatrix) -> None:
+        """Start building `matrix`'s first pass if it wants one and no build is running.
+
+        Only long-lived owners call this: a one-shot command searches a few times, and
+        the exact product (~13 ms at 100k rows) is far cheaper than a build (2-3 s)."""
         due = matrix.first_pass_due()
         if due is None or (self._task is not None and not self._task.done()):
             return
-        if background:
-            self._task = asyncio.get_running_loop().create_task(
-                self._build(matrix, due), name=f"{self.owner}-first-pass"
-            )
-        else:
-            await self._build(matrix, due)
+        self._task = asyncio.get_running_loop().create_task(
+            self._build(matrix, due), name=f"{self.owner}-first-pass"
+        )
 
     async def _build(self, matrix: VectorMatrix, build: FirstPassBuild) -> None:
         try:

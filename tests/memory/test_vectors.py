@@ -278,7 +278,9 @@ async def test_a_failed_first_pass_build_leaves_search_exact(
     matrix.replace_all([(i, "p", serialize_f32(v))
                         for i, v in enumerate(embedder.embed_sync(texts))], 0)
     assert matrix.first_pass_due() is not None
-    await FirstPassBuilder("memory").refresh(matrix, background=False)
+    builder = FirstPassBuilder("memory")
+    builder.refresh(matrix)
+    await builder.wait()
     assert matrix.first_pass_due() is None and not matrix.approximate
     assert "exact instead" in caplog.text
     query = embedder.embed_sync(["note number 5 about topic 5"])[0]
