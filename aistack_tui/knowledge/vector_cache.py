@@ -19,8 +19,8 @@ Staying current:
 - **Writes of other processes** (`aistack index` in another terminal, a second session on
   the same project) are noticed with SQLite's `PRAGMA data_version` on the writer
   connection: it changes when, and only when, another connection has committed. Then the
-  matrix is reloaded in the background, and searches use `vec0` until it is ready. (Chunk
-  ids can be reused after deletions across processes, so a diff by id would not be safe.)
+  matrix is reloaded in the background, and searches use `vec0` until it is ready. (The
+  index keeps no change log, so which ids the other process touched is not known.)
 
 Loading starts after a refresh, or at the first search; it reads `chunk_vec` page by page
 on the reader connection, so it never blocks the event loop for long, and the searches

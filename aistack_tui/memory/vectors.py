@@ -9,9 +9,9 @@ embedder that made it). Two ways to search it:
 - from `MATRIX_MIN_ROWS` rows on, and when numpy is installed, an in-process float32
   matrix (`storage/vector_matrix.py`) searched with BLAS products, several times faster; it follows
   writes from every process through the `vector_changes` log. For the offline embedder
-  from 40k rows on, a product-quantised first pass (faiss fast scan, built in a worker
-  thread) picks 1000 candidates that are re-scored exactly (recall@10 0.99+ against
-  exact KNN at 100k, as measured by the bench).
+  from 40k rows on, a long-running session builds a product-quantised first pass (faiss
+  fast scan, on a background thread) whose best 1000 candidates are re-scored exactly
+  (recall@10 0.99+ against exact KNN at 100k, as measured by the bench).
 
 Other first passes were measured and dropped (docs/benchmarks.md): sign bits keep too
 little of the offline embedder's signal, int8 `vec0` columns are slower than float ones
