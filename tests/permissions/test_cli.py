@@ -1,4 +1,9 @@
-"""`aistack permissions check|lint` through the registered argparse parser."""
+"""`aistack permissions check|lint` through the real top-level subcommand parser.
+
+These once built a parser of their own, so they could not see that `check`'s positional
+`command` overwrote the top-level dispatch key; they now parse with the same parser as
+`aistack` and assert the dispatch key (test_cli_subprocess.py runs the console script).
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,7 @@ import argparse
 import pytest
 
 from aistack_tui.cli.commands import permissions
+from aistack_tui.cli.subcommands import build_subcommand_parser
 
 from .conftest import World
 
@@ -18,9 +24,8 @@ def _run(
     capsys: pytest.CaptureFixture[str],
     mode: str = "default",
 ) -> tuple[int, str]:
-    parser = argparse.ArgumentParser(prog="aistack")
-    permissions.register(parser.add_subparsers(dest="command"))
-    args = parser.parse_args(argv)
+    args = build_subcommand_parser().parse_args(argv)
+    assert args.command == "permissions"
     code = permissions.run(args, layers, world.root, world.home, mode)
     captured = capsys.readouterr()
     return code, captured.out + captured.err
@@ -70,3 +75,30 @@ def test_lint_exit_codes(world: World, capsys) -> None:
     assert code == 1
     assert "s.json: malformed: Nope" in out
     assert "never-matches" in out
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found: list[argparse.ArgumentParser] = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                found += [child, *_subparsers(child)]
+    return found
+
+
+def test_no_subcommand_argument_overwrites_the_dispatch_key() -> None:
+    parser = build_subcommand_parser()
+    offenders = [
+        f"{child.prog}: {action.option_strings or action.dest}"
+        for child in _subparsers(parser)
+        for action in child._actions
+        if action.dest == "command"
+    ]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("action", ["check", "explain"])
+def test_check_and_explain_dispatch_as_permissions(action: str) -> None:
+    args = build_subcommand_parser().parse_args(["permissions", action, "--", "ls", "-la"])
+    assert args.command == "permissions"
+    assert args.bash_command[-2:] == ["ls", "-la"]

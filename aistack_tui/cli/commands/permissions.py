@@ -1,7 +1,8 @@
-"""`aistack permissions check|lint`: explain a decision, validate the settings' rules.
+"""`aistack permissions check|explain|lint`: explain a decision, validate the settings' rules.
 
 `check -- COMMAND` shows how a Bash command is split and which rule or mode decides;
 `check --tool Edit --path P` (or `--url U` for WebFetch) does the same for other tools.
+`explain` is another name for `check`.
 Exit codes: check 0 allow, 1 ask, 3 deny; lint 0 clean, 1 problems; 2 bad settings/usage.
 """
 
@@ -26,6 +27,7 @@ def register(subparsers: Any) -> None:
     sub = p.add_subparsers(dest="permissions_action", required=True)
     check = sub.add_parser(
         "check",
+        aliases=["explain"],
         help="show what the engine decides for a command or tool call",
         description="aistack permissions check -- git push --force   |   "
         "aistack permissions check --tool Edit --path src/app.py",
@@ -34,7 +36,12 @@ def register(subparsers: Any) -> None:
     check.add_argument("--path", default=None, help="file or directory for file tools")
     check.add_argument("--url", default=None, help="URL for WebFetch")
     check.add_argument("--mode", default=None, help="permission mode to check under")
-    check.add_argument("command", nargs=argparse.REMAINDER, help="the Bash command after --")
+    # Not dest="command": the top-level parser stores the subcommand's name there, and a
+    # positional of the same name overwrote it, so every real run was "unknown command".
+    check.add_argument(
+        "bash_command", metavar="command", nargs=argparse.REMAINDER,
+        help="the Bash command after --",
+    )
     sub.add_parser("lint", help="validate every settings layer's rules and self-tests")
 
 
@@ -90,7 +97,7 @@ def run(
         sys.stderr.write(f"aistack: {e}\n")
         return 2
     tool = args.tool or "Bash"
-    command = [c for c in (args.command or [])]
+    command = list(args.bash_command or [])
     if command[:1] == ["--"]:
         command = command[1:]
     test: dict[str, Any] = {"tool": tool}
