@@ -19,9 +19,11 @@ from typing import TYPE_CHECKING, Any
 from aistack_tui.permissions.types import PermissionMode
 from aistack_tui.settings.layers import ConfigError, LoadedSettings, load_settings
 from aistack_tui.trust_gate import (
-    check_project_trust,
+    apply_trust,
+    decide_project_trust,
+    ignored_summary,
     parse_hook_settings,
-    without_untrusted_project_settings,
+    trust_saved_rules,
 )
 
 if TYPE_CHECKING:
@@ -78,7 +80,10 @@ class RunConfig:
     verbose: bool = False
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     trust_prompt: TrustPrompt | None = None
-    """The TUI's "run this project's MCP servers and hooks?" dialog; None runs them."""
+    """The TUI's "trust what this project's files ask for?" dialog; None (print mode)
+    never asks and leaves out what the user has not agreed to before."""
+    trust_project: bool = False
+    """`--trust-project`: apply everything the project's files ask for, this run only."""
 
 
 def make_run_config(
@@ -282,6 +287,8 @@ class AgentSession:
         self.config = config
         self.extensions = extensions
         self.checkpoints: CheckpointManager | None = None
+        self.untrusted: list[TrustItem] = []
+        """What the project's files ask for that this session left out (not trusted)."""
         self.router: ModelRouter | None = None
         self._titled = bool(agent.messages)  # a resumed session keeps its title
         self.agent = agent
@@ -434,11 +441,11 @@ async def open_session(
     from aistack_tui.wiring import attach_extensions
 
     parse_hook_settings(config)  # fail fast on a malformed setting, before asking anything
-    trusted = await check_project_trust(config)
-    if not trusted:
-        config = without_untrusted_project_settings(config)
+    trust = await decide_project_trust(config)
+    config = apply_trust(config, trust)  # what the user has not agreed to is left out
     model_string = resolve_model_string(config)
     engine = build_permission_engine(config)
+    trust_saved_rules(engine, config)
     hooks = parse_hook_settings(config)
     settings = config.loaded.settings
     async with contextlib.AsyncExitStack() as cleanup:
@@ -470,7 +477,7 @@ async def open_session(
             session_id=info.id,
             context_window=model_info.context_window,
             interactive=interactive,
-            trust_project_servers=trusted,
+            trust=trust,
         )
         cleanup.push_async_callback(extensions.aclose)
         system_prompt = build_system_prompt(
@@ -533,6 +540,11 @@ async def open_session(
         cleanup.push_async_callback(router.aclose)
         tools.register(TaskTool(lambda: agent))
         tools.register(PresentPlanTool(lambda: agent, engine))
+        if trust.ignored and interactive:
+            agent.notify(
+                "Started without what this project's files ask for (not trusted): "
+                + ignored_summary(trust.ignored)
+            )
         for warning in extensions.warnings:
             agent.notify(warning)
         if hook_runner is not None:
@@ -547,6 +559,7 @@ async def open_session(
             model_string=model_string,
             extensions=extensions,
         )
+        session.untrusted = trust.ignored
         agent.hooks = PersistingHooks(session)
         attach_safety(session)
         session.router = router

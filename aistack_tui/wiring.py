@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from aistack_tui.permissions.engine import PermissionEngine
     from aistack_tui.skills.registry import SkillRegistry
     from aistack_tui.tools.base import Tool, ToolContext, ToolRegistry
+    from aistack_tui.trust_gate import TrustDecision
 
 log = logging.getLogger(__name__)
 KNOWLEDGE_WATCH_INTERVAL = 5.0
@@ -103,13 +104,20 @@ def register_mcp_tools(mcp: McpManager, tools: ToolRegistry, context_window: int
 
 
 def attach_skills(
-    config: RunConfig, tools: ToolRegistry, context: ToolContext, engine: PermissionEngine
+    config: RunConfig,
+    tools: ToolRegistry,
+    context: ToolContext,
+    engine: PermissionEngine,
+    *,
+    trust: TrustDecision | None = None,
 ) -> SkillRegistry:
     from aistack_tui.skills.registry import Skill, SkillRegistry
     from aistack_tui.tools.skill import SkillTool
 
     user_home = Path(config.env.get("HOME", str(Path.home())))
     skills = SkillRegistry.discover(config.project_root, config.home, user_home)
+    if trust is not None:
+        skills.withhold_allowed_tools(trust.ignored_names("skill"))
     context.services["skills"] = skills
     tools.register(SkillTool())
 
@@ -131,21 +139,34 @@ async def attach_mcp(
     context: ToolContext,
     context_window: int,
     *,
-    trust_project_servers: bool = True,
+    trust: TrustDecision | None = None,
 ) -> tuple[McpManager | None, list[str]]:
     from aistack_tui.mcp.config import load_mcp_config
+    from aistack_tui.settings.layers import merge
+    from aistack_tui.trust_gate import is_project_layer
 
     settings = config.loaded.settings
+    user_servers: dict[str, Any] = {}
+    project_servers: list[tuple[str, Any]] = []
+    for layer in config.loaded.layers:
+        servers = layer.data.get("mcpServers")
+        if servers is None:
+            continue
+        if is_project_layer(config, layer):
+            project_servers.append((layer.source, servers))
+        elif isinstance(servers, dict):
+            user_servers = merge(user_servers, servers)  # pyright: ignore[reportUnknownArgumentType]
     configs, warnings = load_mcp_config(
-        config.project_root, config.mcp_config, settings.mcp_servers, config.env
+        config.project_root, config.mcp_config, user_servers, config.env,
+        project_servers=project_servers,
     )
-    if not trust_project_servers:
-        skipped = sorted(n for n, c in configs.items() if c.scope == "project")
-        configs = {n: c for n, c in configs.items() if c.scope != "project"}
-        if skipped:
-            warnings.append(
-                "Not starting this project's MCP servers (not trusted): " + ", ".join(skipped)
-            )
+    if trust is not None:
+        # Servers the user has not agreed to never start, so nothing they would read from
+        # the environment (`${VAR}` in env or headers) is ever sent anywhere.
+        skipped = trust.ignored_names("mcp")
+        configs = {
+            n: c for n, c in configs.items() if not (c.scope == "project" and n in skipped)
+        }
     if not configs:
         return None, warnings
     from aistack_tui.mcp.manager import McpManager
@@ -203,17 +224,15 @@ async def attach_extensions(
     session_id: str,
     context_window: int,
     interactive: bool = False,
-    trust_project_servers: bool = True,
+    trust: TrustDecision | None = None,
 ) -> Extensions:
     from aistack_tui.context.injection import ContextInjector
 
     ext = Extensions()
     try:
-        ext.skills = attach_skills(config, tools, context, engine)
+        ext.skills = attach_skills(config, tools, context, engine, trust=trust)
         ext.warnings.extend(ext.skills.problems)
-        ext.mcp, warnings = await attach_mcp(
-            config, tools, context, context_window, trust_project_servers=trust_project_servers
-        )
+        ext.mcp, warnings = await attach_mcp(config, tools, context, context_window, trust=trust)
         ext.warnings.extend(warnings)
         # Opened side by side: while one waits on its SQLite thread the other imports and
         # opens. Their tools are registered afterwards, in a fixed order (stable prompts).

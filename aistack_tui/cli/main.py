@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--system-prompt", metavar="TEXT", help="replace the built-in system prompt")
     p.add_argument("--append-system-prompt", metavar="TEXT", help="extend the system prompt")
     p.add_argument("--mcp-config", metavar="PATH", help="MCP servers file instead of .mcp.json")
+    p.add_argument("--trust-project", action="store_true",
+                   help="apply what this project's files ask for (MCP servers, hooks, allow "
+                   "rules, permission mode, sandbox and provider settings, skill "
+                   "allowed-tools) for this run without asking; see docs/permissions.md")
     p.add_argument("--no-memory", action="store_true", help="do not inject long-term memory")
     p.add_argument("--no-knowledge", action="store_true", help="do not inject code knowledge")
     p.add_argument("--verbose", action="store_true", help="more diagnostics on stderr")
@@ -123,6 +127,7 @@ def _start(args: argparse.Namespace) -> int:
             mcp_config=Path(args.mcp_config) if args.mcp_config else None,
             max_budget_usd=args.max_budget_usd,
             verbose=args.verbose,
+            trust_project=args.trust_project or None,
         )
         if not print_mode:
             gc.enable()  # the TUI manages its own start-up

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -72,6 +72,40 @@ ServerConfig: TypeAlias = StdioServerConfig | HttpServerConfig
 
 class _EntryError(ValueError):
     """One server entry is unusable; the message says why."""
+
+
+def referenced_vars(raw: Any) -> list[str]:
+    """The environment variables a raw (unexpanded) entry would read, sorted."""
+    text = json.dumps(raw, sort_keys=True, default=str)
+    return sorted({m.group(1) for m in _VAR_RE.finditer(text)})
+
+
+def describe_raw(raw: Any) -> str:
+    """What a raw server entry would run or reach, as written (`${VAR}` not expanded),
+    so a person can judge it: the command line, or the URL, plus its env and headers."""
+    if not isinstance(raw, dict):
+        return json.dumps(raw, default=str)
+    entry: dict[str, Any] = dict(raw)  # pyright: ignore[reportUnknownArgumentType]
+    parts: list[str] = []
+    if "command" in entry:
+        args = entry.get("args")
+        words = [str(entry["command"])]
+        if isinstance(args, list):
+            words += [str(a) for a in args]  # pyright: ignore[reportUnknownVariableType]
+        parts.append(" ".join(words))
+    if "url" in entry:
+        parts.append(f"{entry.get('type', 'http')} {entry['url']}")
+    for key in ("cwd", "env", "headers"):
+        value = entry.get(key)
+        if isinstance(value, dict) and value:
+            pairs = ", ".join(f"{k}={v}" for k, v in value.items())  # pyright: ignore[reportUnknownVariableType]
+            parts.append(f"{key}: {pairs}")
+        elif value is not None and not isinstance(value, dict):
+            parts.append(f"{key}: {value}")
+    used = referenced_vars(entry)
+    if used:
+        parts.append("reads your environment: " + ", ".join(used))
+    return "; ".join(parts) or json.dumps(entry, default=str)
 
 
 def expand_vars(text: str, env: Mapping[str, str], missing: list[str]) -> str:
@@ -271,19 +305,27 @@ def load_mcp_config(
     override: Path | None,
     user_servers: dict[str, Any],
     env: Mapping[str, str],
+    *,
+    project_servers: Sequence[tuple[str, Any]] = (),
 ) -> tuple[dict[str, ServerConfig], list[str]]:
     """Every configured server by name, and the warnings to show.
 
-    User-level servers come first; the project's `.mcp.json` (or the `--mcp-config` file
-    that replaces it) overrides them by name, as a project setting overrides a user one.
-    `scope` is "project" only for servers from the project's own `.mcp.json`: those are
-    the ones a front end must not start before the user trusts the project.
+    User-level servers come first, then the `mcpServers` of the project's settings files
+    (`project_servers`: (file, servers) pairs), then the project's `.mcp.json` (or the
+    `--mcp-config` file that replaces it), each overriding earlier ones by name, as a
+    project setting overrides a user one. `scope` is "project" for servers from any
+    project file: those are the ones that must not start before the user trusts them.
     """
     warnings: list[str] = []
     servers = _parse_servers(
         user_servers or {}, env=env, base_dir=project_root, source=USER_SOURCE, scope="user",
         warnings=warnings,
     )
+    for source, raw in project_servers:
+        servers.update(_parse_servers(
+            raw, env=env, base_dir=project_root, source=source, scope="project",
+            warnings=warnings,
+        ))
     if override is not None:
         path = override.expanduser()
         if not path.is_absolute():

@@ -1,8 +1,10 @@
 """Print mode: one non-interactive run for pipes, scripts and CI.
 
 Nobody can answer a permission prompt here, so every `ask` is denied, the model is told
-why, and the call is listed in `permission_denials`. Diagnostics go to stderr; stdout
-carries only the chosen output format.
+why, and the call is listed in `permission_denials`. Nobody can answer the trust question
+either: what an untrusted project's files ask for (MCP servers, hooks, allow rules...) is
+left out unless `--trust-project` is given, and one stderr line says so. Diagnostics go
+to stderr; stdout carries only the chosen output format.
 """
 
 from __future__ import annotations
@@ -10,12 +12,15 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.ports import DenyAll
 from aistack_tui.bootstrap import RunConfig, open_session
 from aistack_tui.print_mode.formatters import OutputFormat, RunInfo, make_formatter, result_object
+
+if TYPE_CHECKING:
+    from aistack_tui.settings.trust import TrustItem
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -31,6 +36,17 @@ def resume_gc_after_startup() -> None:
     if not gc.isenabled():
         gc.freeze()
         gc.enable()
+
+
+def untrusted_notice(items: list[TrustItem]) -> str:
+    """The one stderr line saying what of the project's files this run left out."""
+    from aistack_tui.trust_gate import ignored_summary
+
+    return (
+        "aistack: ignored what this project's files ask for (not trusted): "
+        f"{ignored_summary(items)}; to apply it, run with --trust-project or trust the "
+        "project once in the interactive app"
+    )
 
 
 async def run_print(
@@ -49,6 +65,8 @@ async def _run(
     config: RunConfig, prompt: str, output_format: OutputFormat, out: TextIO, err: TextIO
 ) -> int:
     session = await open_session(config, DenyAll())
+    if session.untrusted:
+        err.write(untrusted_notice(session.untrusted) + "\n")
     formatter = make_formatter(output_format, out)
     ext = session.extensions
     if ext.mcp is not None:

@@ -1,10 +1,11 @@
-"""Which projects' code-running settings the user has approved.
+"""Which parts of a project's settings the user has agreed to.
 
-A project's `.mcp.json` servers and its settings hooks run commands from files anyone can
-commit. The TUI asks once before starting new or changed ones; the answer is stored per
-project under `$AISTACK_HOME/trusted-projects.json` as fingerprints, so a later change to
-the project's servers or hooks asks again. Print mode does not ask: the user started it
-in that directory on purpose (see docs/mcp.md).
+Anyone can commit a `.mcp.json`, a `.aistack/settings.json` or a skill, so whatever in
+them runs a program, widens what the agent may do or redirects a key (see
+`trust_gate.project_trust_items`) waits for the user's agreement. The agreement is stored
+per project under `$AISTACK_HOME/trusted-projects.json` as one fingerprint per item, taken
+over the item's content: a later change to an MCP server, a hook or an allow rule is a new
+fingerprint, so it is asked about again while unchanged items stay trusted.
 """
 
 from __future__ import annotations
@@ -18,15 +19,48 @@ from typing import Any
 
 TRUST_FILE = "trusted-projects.json"
 
+TrustKind = str
+""""mcp", "hooks", "allow", "mode", "directory", "sandbox", "provider", "env",
+"apiKeys" or "skill"."""
+
 
 @dataclass(frozen=True, slots=True)
 class TrustItem:
-    """One thing that would run: `kind` is "mcp" or "hooks"; `fingerprint` its content."""
+    """One thing a project file asks for.
 
-    kind: str
+    `name` identifies it within its kind (a server, a rule, a key), `detail` is what the
+    user is shown, `source` the file it comes from and `fingerprint` its content."""
+
+    kind: TrustKind
     name: str
     detail: str
     fingerprint: str
+    source: str = ""
+
+
+KIND_LABELS: dict[str, str] = {
+    "mcp": "MCP server",
+    "hooks": "hooks in",
+    "allow": "allow rule",
+    "mode": "permission mode",
+    "directory": "additional directory",
+    "sandbox": "sandbox setting",
+    "provider": "provider",
+    "env": "environment variables in",
+    "apiKeys": "API keys in",
+    "skill": "allowed-tools of skill",
+}
+
+
+def item_label(item: TrustItem) -> str:
+    """How an item is named to the user: `MCP server docs`, `allow rule Bash`."""
+    return f"{KIND_LABELS.get(item.kind, item.kind)} {item.name}"
+
+
+def fingerprint(*parts: Any) -> str:
+    """A short hash of `parts` (JSON, keys sorted): the same content, the same print."""
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def hooks_fingerprint(hooks: dict[str, Any]) -> str:
@@ -42,6 +76,7 @@ def _load(home: Path) -> dict[str, list[str]]:
 
 
 def untrusted(home: Path, project_root: Path, items: list[TrustItem]) -> list[TrustItem]:
+    """The items whose current content the user has not agreed to for this project."""
     known = set(_load(home).get(str(project_root.resolve()), []))
     return [item for item in items if item.fingerprint not in known]
 

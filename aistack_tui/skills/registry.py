@@ -17,6 +17,7 @@ and line, is kept in `SkillRegistry.problems` for the front ends to show.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -191,7 +192,8 @@ class SkillRegistry:
 
     A skill becomes active when the `Skill` tool loads it and stays active until
     `deactivate` / `clear_active` (the runtime may clear at the end of a user turn).
-    While active, its `allowed-tools` rules are pre-approved: the runtime feeds
+    While active, its `allowed-tools` rules are pre-approved (a project skill's only once
+the user trusts the project, see `withhold_allowed_tools`): the runtime feeds
     `active_allowed_rules()` to the permission engine as session grants, or listens
     with `add_listener` to grant them the moment a skill is loaded.
     """
@@ -247,6 +249,14 @@ class SkillRegistry:
                 if len(found) >= MAX_LISTED_FILES:
                     break
         return found
+
+    def withhold_allowed_tools(self, names: Iterable[str]) -> None:
+        """Load these project skills without pre-approving their `allowed-tools`: a
+        committed skill grants nothing until the user trusts the project."""
+        for name in names:
+            skill = self.skills.get(name)
+            if skill is not None and skill.source.startswith("project"):
+                self.skills[name] = dataclasses.replace(skill, allowed_tools=())
 
     def add_listener(self, listener: Callable[[Skill], None]) -> None:
         """Called with each skill as it becomes active."""

@@ -168,7 +168,7 @@ class AistackApp(App[int]):
         self.start_session()
 
     async def ask_trust(self, items: list[TrustItem]) -> bool:
-        """The trust gate's dialog: may this project's MCP servers and hooks run?"""
+        """The trust gate's dialog: may what this project's files ask for apply?"""
         self.status.set_busy("")
         try:
             return await ask(self, TrustScreen(items))

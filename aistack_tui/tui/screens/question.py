@@ -1,8 +1,9 @@
 """Yes/no questions the app asks outside tool approval: trust a project, overwrite, write.
 
 One small modal used by `/undo` and `/rewind` (force over files changed by hand), `/init`
-(write AGENTS.md) and the trust gate (`TrustScreen`: run this project's MCP servers and
-hooks?). It dismisses with True or False; `y`/`1` answers yes, `n`/`2`/Esc no.
+(write AGENTS.md) and the trust gate (`TrustScreen`: apply what this project's files ask
+for: MCP servers, hooks, allow rules and the other items of `trust_gate`?). It
+dismisses with True or False; `y`/`1` answers yes, `n`/`2`/Esc no.
 """
 
 from __future__ import annotations
@@ -17,9 +18,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from aistack_tui.settings.trust import TrustItem
-
-TRUST_KINDS = {"mcp": "MCP server", "hooks": "hooks in"}
+from aistack_tui.settings.trust import KIND_LABELS, TrustItem
 
 
 class QuestionScreen(ModalScreen[bool]):
@@ -53,13 +52,14 @@ class QuestionScreen(ModalScreen[bool]):
 
 
 class TrustScreen(QuestionScreen):
-    """Run the commands this project's files would start? Lists each one."""
+    """Apply what this project's files ask for? Lists every item, so the user sees what
+    they agree to: programs to run, rights to widen, where keys would go."""
 
     def __init__(self, items: list[TrustItem]) -> None:
         super().__init__(
-            "This project wants to run commands on your machine",
+            "This project's files ask to run programs or widen what aistack may do",
             trust_body(items),
-            yes="Yes, run them (and remember this answer for this project)",
+            yes="Yes, trust them (and remember this answer for this project)",
             no="No, start without them this time",
         )
         self.items = items
@@ -67,14 +67,16 @@ class TrustScreen(QuestionScreen):
 
 def trust_body(items: list[TrustItem]) -> Text:
     body = Text()
-    body.append("Its settings start these when the session opens or a tool runs. Run them "
-                "only if you trust this repository.\n\n")
+    body.append(
+        "Anyone who can commit to this repository can write these. Until you agree, "
+        "aistack starts without them (its deny and ask rules still apply). Agree only "
+        "if you trust this repository.\n\n"
+    )
     for item in items:
-        body.append(f"• {TRUST_KINDS.get(item.kind, item.kind)} ", style="bold")
+        body.append(f"• {KIND_LABELS.get(item.kind, item.kind)} ", style="bold")
         body.append(item.name, style="bold")
         if item.detail:
-            label = "events: " if item.kind == "hooks" else ""
-            body.append(f"\n    {label}{item.detail}", style="italic")
+            body.append(f"\n    {item.detail}", style="italic")
         body.append("\n")
     return body
 
