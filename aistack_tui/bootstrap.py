@@ -572,22 +572,33 @@ def attach_safety(session: AgentSession) -> None:
     from aistack_tui.checkpoints.manager import CheckpointManager
     from aistack_tui.checkpoints.wiring import attach_checkpoints
     from aistack_tui.sandbox import SandboxError, detect_sandbox
+    from aistack_tui.sandbox.policy import ExposurePolicy
 
     config = session.config
     settings = config.loaded.settings
     if settings.sandbox != "off":
+        engine = session.engine
         try:
             sandbox, notice = detect_sandbox(
                 settings.sandbox,
                 settings.sandbox_network,
                 project_root=config.project_root,
-                writable=list(session.engine.additional_directories),
+                writable=list(engine.additional_directories),
             )
         except SandboxError as e:
             raise ConfigError(f"sandbox: {e}") from e
+        sandbox.exposure = ExposurePolicy(
+            [engine.project_root, *engine.additional_directories],
+            engine.home,
+            hides=engine.hidden_from_commands,
+            freezes=engine.frozen_for_commands,
+            rule_roots=engine.denied_roots,
+            secret_files=[config.home / CREDENTIALS_FILE],
+        )
         session.tool_context.services["sandbox"] = sandbox
         if notice:
-            session.agent.notify(notice)
+            # Said once: where no sandbox starts, the parser is the only wall.
+            session.agent.notify(notice, "info" if sandbox.confined else "warning")
     if settings.checkpoints:
         session.checkpoints = CheckpointManager(config.home, config.project_root)
         attach_checkpoints(session, session.checkpoints)

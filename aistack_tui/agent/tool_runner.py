@@ -30,12 +30,20 @@ from aistack_tui.agent.ports import ApprovalDecision, ApprovalHandler, ApprovalR
 from aistack_tui.llm.types import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from aistack_tui.permissions.guardrails import guard_untrusted_result
 from aistack_tui.permissions.types import (
+    APPROVED_GRANT,
     Decision,
     PermissionChecker,
     PermissionDenial,
     PermissionRequest,
 )
-from aistack_tui.tools.base import Tool, ToolCallDisplay, ToolContext, ToolError, ToolRegistry
+from aistack_tui.tools.base import (
+    Tool,
+    ToolCallDisplay,
+    ToolContext,
+    ToolError,
+    ToolRegistry,
+    current_grant,
+)
 
 Emit = Callable[[AgentEvent], None]
 PreToolHook = Callable[[str, dict[str, Any]], Awaitable["HookVerdict | None"]]
@@ -142,59 +150,71 @@ class ToolRunner:
         if verdict and verdict.block_reason is not None:
             return finish(f"Blocked by a PreToolUse hook: {verdict.block_reason}", True)
 
-        request = PermissionRequest(
-            tool_name=call.name,
-            tool_input=args.model_dump(by_alias=True, exclude_none=True),
-            read_only=tool.read_only,
-            needs_permission=tool.needs_permission,
-        )
-        decision = self.permissions.check(request)
-        if verdict and verdict.permission == "deny" and decision.behavior != "deny":
-            decision = Decision("deny", f"denied by a PreToolUse hook: {verdict.reason}")
-        elif verdict and verdict.permission == "ask" and decision.behavior == "allow":
-            decision = Decision("ask", f"a PreToolUse hook asks: {verdict.reason}")
-        elif verdict and verdict.permission == "allow" and decision.behavior == "ask" and (
-            decision.rule is None
-        ):
-            # A hook may skip the prompt a mode would show, never an explicit ask rule.
-            decision = Decision("allow", f"allowed by a PreToolUse hook: {verdict.reason}")
+        # Bash calls share one working directory, so each is checked, asked about and run
+        # under one lock: the engine then judges the command from the directory it will
+        # really run in (an earlier call's `cd` included).
+        bash = tool.name == "Bash"
+        async with self._bash_lock if bash else _NoLock():
+            request = PermissionRequest(
+                tool_name=call.name,
+                tool_input=args.model_dump(by_alias=True, exclude_none=True),
+                read_only=tool.read_only,
+                needs_permission=tool.needs_permission,
+                cwd=self.context.bash_cwd if bash else None,
+            )
+            decision = self.permissions.check(request)
+            if verdict and verdict.permission == "deny" and decision.behavior != "deny":
+                decision = Decision("deny", f"denied by a PreToolUse hook: {verdict.reason}")
+            elif verdict and verdict.permission == "ask" and decision.behavior == "allow":
+                decision = Decision("ask", f"a PreToolUse hook asks: {verdict.reason}")
+            elif verdict and verdict.permission == "allow" and decision.behavior == "ask" and (
+                decision.rule is None
+            ):
+                # A hook may skip the prompt a mode would show, never an explicit ask rule.
+                decision = Decision("allow", f"allowed by a PreToolUse hook: {verdict.reason}")
 
-        if decision.behavior == "deny":
-            return self._deny(call, decision.reason, emit, finish)
-        if decision.behavior == "ask":
-            display = await _preview(tool, args, self.context)
-            answer = await self._ask(call, decision, display, emit)
-            if not answer.approved:
-                reason = "The user denied this tool call."
-                if answer.feedback:
-                    reason += f" The user said: {answer.feedback}"
-                return self._deny(call, reason, emit, finish)
-            if answer.kind in ("session", "save") and decision.suggested_rule:
-                self.permissions.grant_session(decision.suggested_rule)
-                if answer.kind == "save":
-                    self.permissions.save_rule(decision.suggested_rule)
-            emit(PermissionDecided(call.id, call.name, "allow", f"approved ({answer.kind})"))
+            if decision.behavior == "deny":
+                return self._deny(call, decision.reason, emit, finish)
+            grant = decision.grant or APPROVED_GRANT
+            if decision.behavior == "ask":
+                display = await _preview(tool, args, self.context)
+                answer = await self._ask(call, decision, display, emit)
+                if not answer.approved:
+                    reason = "The user denied this tool call."
+                    if answer.feedback:
+                        reason += f" The user said: {answer.feedback}"
+                    return self._deny(call, reason, emit, finish)
+                if answer.kind in ("session", "save") and decision.suggested_rule:
+                    self.permissions.grant_session(decision.suggested_rule)
+                    if answer.kind == "save":
+                        self.permissions.save_rule(decision.suggested_rule)
+                grant = APPROVED_GRANT
+                emit(PermissionDecided(call.id, call.name, "allow", f"approved ({answer.kind})"))
+            # This call runs in its own task, so the grant reaches only its own tool run.
+            current_grant.set(grant)
 
-        try:
-            async with self._lock_for(tool, args):
-                # Checked after waiting for the lock: a call queued behind another is
-                # "not yet started" and a steering message skips it.
-                if should_skip():
-                    return finish(SKIPPED_FOR_STEERING, True)
-                if self.before_mutation is not None and not tool.read_only:
-                    await self.before_mutation(call.id, call.name, dict(call.input))
-                emit(ToolStarted(call.id, call.name))
-                run_with_events = getattr(tool, "run_with_events", None)
-                if run_with_events is not None:  # Task: its child's events reach the UI
-                    output = await run_with_events(args, self.context, emit, call.id)
-                else:
-                    output = await tool.run(args, self.context)
-        except ToolError as e:
-            return finish(f"Error: {e}", True)
-        except asyncio.CancelledError:
-            raise
-        except Exception as e:  # a tool bug must not kill the session: report it
-            return finish(f"Error: {call.name} failed unexpectedly: {type(e).__name__}: {e}", True)
+            try:
+                async with _NoLock() if bash else self._lock_for(tool, args):
+                    # Checked after waiting for the lock: a call queued behind another is
+                    # "not yet started" and a steering message skips it.
+                    if should_skip():
+                        return finish(SKIPPED_FOR_STEERING, True)
+                    if self.before_mutation is not None and not tool.read_only:
+                        await self.before_mutation(call.id, call.name, dict(call.input))
+                    emit(ToolStarted(call.id, call.name))
+                    run_with_events = getattr(tool, "run_with_events", None)
+                    if run_with_events is not None:  # Task: its child's events reach the UI
+                        output = await run_with_events(args, self.context, emit, call.id)
+                    else:
+                        output = await tool.run(args, self.context)
+            except ToolError as e:
+                return finish(f"Error: {e}", True)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # a tool bug must not kill the session: report it
+                return finish(
+                    f"Error: {call.name} failed unexpectedly: {type(e).__name__}: {e}", True
+                )
         display = output.display or display
         content = output.content
         if _untrusted(call.name) and isinstance(content, str):
@@ -235,8 +255,6 @@ class ToolRunner:
             )
 
     def _lock_for(self, tool: Tool[Any], args: Any) -> asyncio.Lock | _NoLock:
-        if tool.name == "Bash":
-            return self._bash_lock
         if tool.read_only:
             return _NoLock()
         target = tool.path_argument(args)

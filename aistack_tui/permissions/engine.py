@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -46,7 +46,10 @@ from aistack_tui.permissions.rules import (
 )
 from aistack_tui.permissions.types import (
     Behavior,
+    READ_ONLY_GRANT,
     Decision,
+    ExecGrant,
+    ExecTier,
     PermissionMode,
     PermissionRequest,
 )
@@ -124,6 +127,34 @@ class PermissionEngine:
         append_allow_rule(self.local_settings_path, rule)
         self.grant_session(rule)
 
+    # --- what the sandbox enforces -------------------------------------------------------
+
+    def hidden_from_commands(self, path: Path, tier: ExecTier) -> bool:
+        """Whether the sandbox masks `path` (a resolved path) for a command of `tier`.
+
+        A Read deny rule hides a path from every command. On the read-only tier secrets
+        files are hidden too, unless an allow rule names them: a command allowed only
+        because it looked read-only must not be the way round "reading secrets asks".
+        """
+        if self._path_rule(self._deny, "Read", path) is not None:
+            return True
+        return (
+            tier == "read"
+            and is_secret(path)
+            and self._path_rule(self.allow_rules, "Read", path) is None
+        )
+
+    def frozen_for_commands(self, path: Path) -> bool:
+        """Whether an Edit deny rule keeps `path` read-only for commands allowed to write."""
+        return self._path_rule(self._deny, "Edit", path) is not None
+
+    def denied_roots(self) -> list[Path]:
+        """The directories below which a deny rule can match (where the sandbox looks)."""
+        roots = [
+            compiled.base for rule, compiled in self._compiled.items() if rule in self._deny
+        ]
+        return list(dict.fromkeys(roots))
+
     # --- self-tests ---------------------------------------------------------------------
 
     def run_self_tests(self) -> list[tuple[str, str, str]]:
@@ -195,7 +226,7 @@ class PermissionEngine:
                 return Decision("deny", f"denied by {_by(rule)}", rule.text)
             return Decision("allow", f"{tool} acts only inside the agent")
         if tool == "Bash":
-            return self._check_bash(tool_input)
+            return self._check_bash(tool_input, request.cwd)
         if tool in READ_FAMILY:
             return self._check_read_tool(tool, tool_input)
         if tool in EDIT_FAMILY:
@@ -213,14 +244,16 @@ class PermissionEngine:
 
     # files
 
-    def _path_rule(self, rules: Iterable[Rule], tool: str, path: Path) -> Rule | None:
+    def _path_rule(self, rules: list[Rule], tool: str, path: Path) -> Rule | None:
+        # `rules` must be one of the engine's own lists (never a copy): `_first` indexes
+        # them by identity, and a temporary list's id can be reused by the next one.
         def matches(rule: Rule) -> bool:
             if rule.kind == "tool":
                 return True
             compiled = self._compiled.get(rule)
             return compiled is not None and compiled.matches(path)
 
-        return self._first(list(rules), tool, matches)
+        return self._first(rules, tool, matches)
 
     def _readable(self, path: Path) -> bool:
         return within_any(
@@ -363,14 +396,14 @@ class PermissionEngine:
 
     # bash
 
-    def _check_bash(self, tool_input: dict[str, Any]) -> Decision:
+    def _check_bash(self, tool_input: dict[str, Any], cwd: Path | None) -> Decision:
         command = tool_input.get("command")
         if not isinstance(command, str):
             return Decision("ask", "Bash was called without a command")
         # The tree-sitter parser loads on the first Bash check, not at start-up.
         from aistack_tui.permissions.bash import analyze, describe
 
-        analysis = analyze(command, self.cwd, self.home)
+        analysis = analyze(command, real(cwd) if cwd is not None else self.cwd, self.home)
         shown = tuple(describe(analysis))
 
         def decision(
@@ -386,6 +419,10 @@ class PermissionEngine:
         if denied is not None:
             return decision("deny", denied[0], denied[1])
         warnings = dangerous_command_warnings(analysis, self.project_root, self.home)
+        if any(p.cwd is None for p in analysis.parts) or any(
+            f.cwd is None for f in analysis.files
+        ):
+            analysis.problems.append("a `cd` to a directory only known at run time")
         if analysis.problems:
             return decision(
                 "ask", f"cannot analyse safely: {analysis.problems[0]}", warnings=warnings
@@ -406,19 +443,25 @@ class PermissionEngine:
                     )
         approvals: list[str] = []
         pending: list[tuple[Behavior, str | None, str]] = []  # behavior, suggestion, why
+        writes = network = False
         for part in analysis.parts:
             if not part.needs_allow:
                 continue
-            verdict = self._bash_part(part)
-            if verdict[0] == "allow":
-                approvals.append(verdict[2])
+            behavior, suggested, why, read_only = self._bash_part(part)
+            if behavior == "allow":
+                approvals.append(why)
+                # Only the read-only judgement keeps the kernel's read-only tier: a rule or
+                # the mode allowed this part as written, with its writes and network.
+                if not read_only:
+                    writes = network = True
             else:
-                pending.append(verdict)
+                pending.append((behavior, suggested, why))
         for f in analysis.files:
             for cwd in f.cwd or [None]:
                 d = self._redirect_decision(f.path, f.write, cwd)
                 if d.behavior == "allow":
                     approvals.append(f"{f.text}: {d.reason}")
+                    writes = writes or f.write
                 else:
                     pending.append((d.behavior, d.suggested_rule, f"{f.text}: {d.reason}"))
         if any(p[0] == "deny" for p in pending):
@@ -430,7 +473,13 @@ class PermissionEngine:
             return decision("ask", first[2] + extra, suggested=first[1], warnings=warnings)
         if warnings:
             return decision("ask", f"dangerous command: {warnings[0]}", warnings=warnings)
-        return decision("allow", "; ".join(dict.fromkeys(approvals)) or "allowed")
+        grant = ExecGrant("write", network) if writes or network else READ_ONLY_GRANT
+        return Decision(
+            "allow",
+            "; ".join(dict.fromkeys(approvals)) or "allowed",
+            parts=shown,
+            grant=grant,
+        )
 
     def _bash_denied(self, analysis: BashAnalysis) -> tuple[str, str] | None:
         for part in analysis.parts:
@@ -466,8 +515,9 @@ class PermissionEngine:
                         )
         return None
 
-    def _bash_part(self, part: CommandPart) -> tuple[Behavior, str | None, str]:
-        """(behavior, suggested rule, reason) for one part, after deny/ask were checked."""
+    def _bash_part(self, part: CommandPart) -> tuple[Behavior, str | None, str, bool]:
+        """(behavior, suggested rule, reason, allowed only as read-only) for one part,
+        after deny/ask were checked."""
         view = part.views[part.allow_view]
         text = _show(part.argv)
         unsafe_env = [n for n in part.env if dangerous_env(n)]
@@ -475,18 +525,22 @@ class PermissionEngine:
             rule = self._first(self.allow_rules, "Bash", lambda r: bash_rule_matches(r, view))
             risky = risky_option(part.argv) if rule is not None else None
             if rule is not None and risky is not None and rule.kind != "bash_exact":
-                return "ask", None, f"{text}: {risky} writes files or runs programs"
+                return "ask", None, f"{text}: {risky} writes files or runs programs", False
             if rule is not None:
-                return "allow", None, f"{text}: allowed by {_by(rule)}"
+                # A command that is read-only as well keeps the read-only tier: should the
+                # classifier be wrong, the kernel still stops the write.
+                read_only = part.allow_view == -1 and self._read_only_ok(part)
+                return "allow", None, f"{text}: allowed by {_by(rule)}", read_only
         secret = self._reads_secret(part)
         if secret is not None:
-            return "ask", None, f"{text} reads {secret}, which looks like a secrets file"
+            return "ask", None, f"{text} reads {secret}, which looks like a secrets file", False
         if part.allow_view == -1 and self._read_only_ok(part):
-            return "allow", None, f"{text}: read-only command inside the project"
+            return "allow", None, f"{text}: read-only command inside the project", True
         if unsafe_env:
-            return "ask", None, f"{text} sets {', '.join(unsafe_env)}, which changes what runs"
+            names = ", ".join(unsafe_env)
+            return "ask", None, f"{text} sets {names}, which changes what runs", False
         behavior, why = modes.bash_fallback(self.mode)
-        return behavior, _suggest_bash(view), f"{text}: {why}"
+        return behavior, _suggest_bash(view), f"{text}: {why}", False
 
     def _reads_secret(self, part: CommandPart) -> str | None:
         ro = classify(part.argv, (), part.globbed)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol, TypeAlias
 
 Behavior: TypeAlias = Literal["allow", "ask", "deny"]
@@ -28,6 +29,30 @@ class PermissionRequest:
     tool_input: dict[str, Any]
     read_only: bool = False
     needs_permission: bool = True
+    cwd: Path | None = None
+    """Where a Bash command will run (the directory earlier calls `cd`-ed to)."""
+
+
+ExecTier: TypeAlias = Literal["read", "write"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExecGrant:
+    """What the kernel lets an allowed Bash command do (the sandbox under the engine).
+
+    `read`: the whole file system read-only, a private /tmp, denied paths and secrets
+    masked; for commands the engine allowed only because it judged them read-only.
+    `write`: the project and temp dirs writable except protected paths; for commands a
+    rule, the mode or the user allowed. `network` only when the command was allowed for
+    it (a rule, the user's yes, bypassPermissions), never for the read-only judgement.
+    """
+
+    tier: ExecTier
+    network: bool
+
+
+READ_ONLY_GRANT = ExecGrant("read", network=False)
+APPROVED_GRANT = ExecGrant("write", network=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +61,9 @@ class Decision:
 
     `rule` is the rule that decided (None when the mode did); `suggested_rule` is what
     "yes, don't ask again" grants or saves; `warnings` are shown in the confirm dialog
-    (dangerous command, secret file...); `parts` is how a compound Bash command was split.
+    (dangerous command, secret file...); `parts` is how a compound Bash command was split;
+    `grant` is what an allowed Bash command may do inside the sandbox (None: the user's
+    approval decides, which grants `APPROVED_GRANT`).
     """
 
     behavior: Behavior
@@ -45,6 +72,7 @@ class Decision:
     suggested_rule: str | None = None
     warnings: tuple[str, ...] = ()
     parts: tuple[str, ...] = ()
+    grant: ExecGrant | None = None
 
 
 class PermissionChecker(Protocol):

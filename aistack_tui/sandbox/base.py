@@ -17,6 +17,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from aistack_tui.permissions.types import ExecGrant
+from aistack_tui.sandbox.policy import (
+    ExecPolicy,
+    ExposurePolicy,
+    SandboxPolicyError,
+    created_protected,
+)
 from aistack_tui.tools.process import Captured, kill_group, read_stream
 
 OUTPUT_BUDGET = 64 * 1024
@@ -55,6 +62,29 @@ class Sandbox(ABC):
 
     def __init__(self, roots: Sequence[Path] = ()) -> None:
         self.roots = [Path(r).expanduser().resolve() for r in roots]
+        self.exposure: ExposurePolicy | None = None
+        """Set by the session: the engine's rules turned into masks for each command."""
+
+    def policy_for(self, grant: ExecGrant, cwd: Path) -> ExecPolicy:
+        """The confinement of one command the engine allowed with `grant`.
+
+        Raises SandboxError when it cannot be confined as asked.
+        """
+        if self.exposure is None:
+            return ExecPolicy(grant.tier, grant.network)
+        try:
+            return self.exposure.policy(grant, keep_visible=[cwd])
+        except SandboxPolicyError as e:
+            raise SandboxError(str(e)) from e
+
+    def after_command(self, policy: ExecPolicy) -> list[Path]:
+        """Clean up after a command ran under `policy`: forget the cached walk (it may have
+        created files) and remove protected paths it created; returns those removed."""
+        if policy.tier == "read":
+            return []
+        if self.exposure is not None:
+            self.exposure.invalidate()
+        return created_protected(policy)
 
     def validate_path(self, path: str | Path, base: Path | None = None) -> Path:
         """The resolved path if it lies inside one of the roots (any path when no roots).
@@ -75,9 +105,18 @@ class Sandbox(ABC):
 
     @abstractmethod
     def wrap_command(
-        self, argv: list[str], *, cwd: Path, writable: Sequence[Path] = ()
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        writable: Sequence[Path] = (),
+        policy: ExecPolicy | None = None,
     ) -> list[str]:
-        """The argv that runs `argv` inside this sandbox, with `writable` dirs writable."""
+        """The argv that runs `argv` inside this sandbox, with `writable` dirs writable.
+
+        `policy` narrows it for one command (read-only tier, masks, network); without one
+        the command gets the write tier and the sandbox's own network setting.
+        """
 
     async def exec(
         self,

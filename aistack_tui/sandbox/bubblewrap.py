@@ -9,6 +9,7 @@ default, under (not instead of) the permission engine.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from functools import cache
 from pathlib import Path
 
 from aistack_tui.sandbox.base import Sandbox, temp_dirs
+from aistack_tui.sandbox.policy import ExecPolicy
 
 PROBE_TIMEOUT = 10.0
 
@@ -45,22 +47,75 @@ class BubblewrapSandbox(Sandbox):
         """Project roots, temp dirs and extras that exist (bwrap cannot bind a missing path).
 
         An extra may be a single file (Bash's cwd-tracking file), bound on its own.
+        Parents come before children, so a later bind is never hidden by an earlier one.
         """
         out: list[Path] = []
         for d in [*self.roots, *self.writable, *self.temp, *extra]:
             d = Path(d).resolve()
             if d.exists() and d not in out:
                 out.append(d)
-        return out
+        return sorted(out, key=lambda p: len(p.parts))
 
     def wrap_command(
-        self, argv: list[str], *, cwd: Path, writable: Sequence[Path] = ()
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        writable: Sequence[Path] = (),
+        policy: ExecPolicy | None = None,
     ) -> list[str]:
-        args = [self.bwrap, *base_flags(self.allow_network)]
-        for d in self.writable_dirs(writable):
-            args += ["--bind", str(d), str(d)]
+        policy = policy or ExecPolicy("write", self.allow_network)
+        network = self.allow_network or policy.network
+        args = [self.bwrap, *base_flags(network)]
+        if policy.tier == "read":
+            args += self._read_only_view(cwd, writable)
+        else:
+            for d in self.writable_dirs(writable):
+                args += ["--bind", str(d), str(d)]
+            for path in policy.frozen:
+                if path.exists():
+                    args += ["--ro-bind", str(path), str(path)]
+        for path in policy.hidden:
+            args += _mask(path)
         args += ["--chdir", str(cwd.resolve()), "--", *argv]
         return args
+
+    def _read_only_view(self, cwd: Path, extra: Sequence[Path]) -> list[str]:
+        """A private, empty temp dir; what lives under the real one (a project in /tmp,
+        a virtualenv on PATH) is bound back read-only. Only single files among `extra`
+        (the cwd-tracking file) stay writable."""
+        args: list[str] = []
+        for tmp in self.temp:
+            args += ["--tmpfs", str(tmp)]
+        keep = [*self.roots, *self.writable, cwd, *_program_dirs()]
+        under_tmp = [
+            p.resolve()
+            for p in keep
+            if p.exists() and any(p.resolve().is_relative_to(t) for t in self.temp)
+        ]
+        for path in sorted(dict.fromkeys(under_tmp), key=lambda p: len(p.parts)):
+            args += ["--ro-bind", str(path), str(path)]
+        for f in extra:
+            f = Path(f).resolve()
+            if f.is_file():
+                args += ["--bind", str(f), str(f)]
+        return args
+
+
+def _mask(path: Path) -> list[str]:
+    """bwrap arguments that hide `path`: an empty file or an empty read-only directory."""
+    if path.is_dir():
+        return ["--tmpfs", str(path), "--remount-ro", str(path)]
+    if path.exists():
+        return ["--ro-bind", "/dev/null", str(path)]
+    return []
+
+
+def _program_dirs() -> list[Path]:
+    """Where the commands and this Python live (a virtualenv may sit under /tmp in CI)."""
+    dirs = [Path(sys.prefix), Path(sys.base_prefix)]
+    dirs += [Path(p) for p in os.environ.get("PATH", "").split(os.pathsep) if p]
+    return [d for d in dirs if d.is_absolute()]
 
 
 def base_flags(allow_network: bool) -> list[str]:

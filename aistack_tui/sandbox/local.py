@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from aistack_tui.sandbox.base import Sandbox
+from aistack_tui.sandbox.policy import ExecPolicy
 
 
 class LocalSandbox(Sandbox):
@@ -19,6 +20,11 @@ class LocalSandbox(Sandbox):
     confined = False
 
     def wrap_command(
-        self, argv: list[str], *, cwd: Path, writable: Sequence[Path] = ()
+        self,
+        argv: list[str],
+        *,
+        cwd: Path,
+        writable: Sequence[Path] = (),
+        policy: ExecPolicy | None = None,
     ) -> list[str]:
         return list(argv)

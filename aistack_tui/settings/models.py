@@ -111,7 +111,7 @@ class Settings(BaseModel):
     api_keys: dict[str, SecretStr] = Field(default_factory=dict, alias="apiKeys")
     mcp_connect_timeout: float = Field(10.0, alias="mcpConnectTimeout", gt=0)
     compaction: CompactionSettingsModel = Field(default_factory=_defaults(CompactionSettingsModel))
-    sandbox: Literal["off", "auto", "bwrap"] = "off"
+    sandbox: Literal["off", "auto", "bwrap"] = "auto"
     sandbox_network: bool = Field(False, alias="sandboxNetwork")
     checkpoints: bool = True
     limits: LimitSettings = Field(default_factory=_defaults(LimitSettings))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -19,8 +20,14 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from aistack_tui.llm.types import ImageBlock, TextBlock, ToolSpec
+from aistack_tui.permissions.types import APPROVED_GRANT, ExecGrant
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
+
+current_grant: ContextVar[ExecGrant] = ContextVar("current_grant", default=APPROVED_GRANT)
+"""What the call being run was allowed to do (set by the tool runner for each call, in
+that call's own task). Bash hands it to the sandbox; a tool run outside the runner (the
+user's own `!cmd`, tests) gets the approved grant."""
 
 
 class ToolArgs(BaseModel):

@@ -18,6 +18,7 @@ import shlex
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
@@ -29,6 +30,7 @@ from aistack_tui.tools.base import (
     ToolContext,
     ToolError,
     ToolOutput,
+    current_grant,
 )
 from aistack_tui.tools.process import Captured, kill_group, read_stream
 from aistack_tui.tools.schema import CompactSpec
@@ -106,16 +108,18 @@ class BashTool(CompactSpec, Tool[BashArgs]):
             )
             cwd = ctx.project_root
         timeout_ms = args.timeout or DEFAULT_TIMEOUT_MS
+        confinement = _Confinement(ctx, cwd)
         fd, pwd_file = tempfile.mkstemp(prefix="aistack-cwd-")
         os.close(fd)
         try:
             output, code, timed_out = await self._execute(
-                args.command, cwd, timeout_ms, pwd_file, _sandbox_wrapper(ctx, cwd)
+                args.command, cwd, timeout_ms, pwd_file, confinement.wrap
             )
             ctx.bash_cwd = _final_cwd(pwd_file) or cwd
         finally:
             with contextlib.suppress(OSError):
                 Path(pwd_file).unlink()
+            notes += confinement.finish()
         text = mask_secrets(clean_output(output).rstrip("\n"))
         summary = f"Bash {_first_line(args.command, 60)}"
         if timed_out:
@@ -218,20 +222,47 @@ class BashTool(CompactSpec, Tool[BashArgs]):
         return captured.text(), code, timed_out
 
 
-def _sandbox_wrapper(
-    ctx: ToolContext, cwd: Path
-) -> Callable[[list[str], list[Path]], list[str]] | None:
-    """The argv wrapper of the session's sandbox (`ctx.services["sandbox"]`), if any.
+class _Confinement:
+    """How one command runs in the session's sandbox (`ctx.services["sandbox"]`), if any.
 
-    Looked up by duck type so the tools layer does not import `aistack_tui.sandbox`; the
-    project and additional directories stay writable inside it.
+    The sandbox is looked up by duck type so the tools layer does not import
+    `aistack_tui.sandbox`. The call's grant (`current_grant`) picks the tier: read-only
+    with masks, or the project and additional directories writable except protected
+    paths. Protected paths a command creates where none existed are removed afterwards.
     """
-    sandbox = ctx.services.get("sandbox")
-    wrap_command = getattr(sandbox, "wrap_command", None)
-    if wrap_command is None:
-        return None
-    writable = [ctx.project_root, *ctx.additional_directories]
-    return lambda argv, extra: wrap_command(argv, cwd=cwd, writable=[*writable, *extra])
+
+    def __init__(self, ctx: ToolContext, cwd: Path) -> None:
+        self.sandbox = ctx.services.get("sandbox")
+        self.writable = [ctx.project_root, *ctx.additional_directories]
+        self.cwd = cwd
+        self.policy: Any = None
+        policy_for = getattr(self.sandbox, "policy_for", None)
+        if policy_for is not None:
+            try:
+                self.policy = policy_for(current_grant.get(), cwd)
+            except Exception as e:  # SandboxError: refuse rather than run unconfined
+                raise ToolError(f"The sandbox cannot confine this command: {e}") from e
+
+    @property
+    def wrap(self) -> Callable[[list[str], list[Path]], list[str]] | None:
+        wrap_command = getattr(self.sandbox, "wrap_command", None)
+        if wrap_command is None:
+            return None
+        return lambda argv, extra: wrap_command(
+            argv, cwd=self.cwd, writable=[*self.writable, *extra], policy=self.policy
+        )
+
+    def finish(self) -> list[str]:
+        """Notes for the model: protected paths the command created and that were removed."""
+        if self.policy is None or self.policy.tier == "read":
+            return []
+        removed: list[Path] = self.sandbox.after_command(self.policy)
+        return [
+            f"(The command created {path}, a protected path that configures or runs code "
+            "in later sessions; it was removed. Use the Write tool so the user can approve "
+            "it.)"
+            for path in removed
+        ]
 
 
 def _final_cwd(pwd_file: str) -> Path | None:
