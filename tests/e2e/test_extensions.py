@@ -42,7 +42,7 @@ def test_mcp_stdio_server_tool_is_called(git_repo: Path) -> None:
               Turn(text="done")]
     with FakeLLMServer(script) as server:
         proc = run_aistack(["-p", "call the tool", "--model", MODEL, "--output-format",
-                            "stream-json", "--allowed-tools", "mcp__fixture"],
+                            "stream-json", "--allowed-tools", "mcp__fixture", "--trust-project"],
                            cwd=git_repo, env=server.env("anthropic"), timeout=90)
         assert proc.returncode == 0, proc.stderr
         first = server.model_requests[0].body
@@ -57,11 +57,24 @@ def test_broken_mcp_server_is_reported_and_run_goes_on(git_repo: Path) -> None:
     (git_repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"dead": {
         "command": sys.executable, "args": [str(FAKES / "mcp_exit.py")]}}}))
     with FakeLLMServer([Turn(text="fine without it")]) as server:
-        proc = run_aistack(["-p", "hi", "--model", MODEL], cwd=git_repo,
+        proc = run_aistack(["-p", "hi", "--model", MODEL, "--trust-project"], cwd=git_repo,
                            env=server.env("anthropic"), timeout=90)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "fine without it"
     assert "MCP server dead failed" in proc.stderr
+
+
+def test_untrusted_project_mcp_server_is_left_out_with_one_notice(git_repo: Path) -> None:
+    (git_repo / ".mcp.json").write_text(json.dumps({"mcpServers": {"fixture": {
+        "command": sys.executable, "args": [str(FAKES / "mcp_server.py"), "stdio"]}}}))
+    with FakeLLMServer([Turn(text="done")]) as server:
+        proc = run_aistack(["-p", "hi", "--model", MODEL, "--output-format", "stream-json"],
+                           cwd=git_repo, env=server.env("anthropic"))
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout.splitlines()[0])["mcp_servers"] == []
+    notice = [line for line in proc.stderr.splitlines() if "not trusted" in line]
+    assert len(notice) == 1
+    assert "MCP server fixture" in notice[0] and "--trust-project" in notice[0]
 
 
 def test_pre_tool_use_hook_blocks_rm(git_repo: Path, aistack_home: Path) -> None:
