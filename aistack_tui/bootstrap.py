@@ -20,6 +20,7 @@ from aistack_tui.permissions.types import PermissionMode
 from aistack_tui.settings.layers import ConfigError, LoadedSettings, load_settings
 from aistack_tui.trust_gate import (
     apply_trust,
+    check_model_provider,
     decide_project_trust,
     ignored_summary,
     parse_hook_settings,
@@ -444,6 +445,7 @@ async def open_session(
     trust = await decide_project_trust(config)
     config = apply_trust(config, trust)  # what the user has not agreed to is left out
     model_string = resolve_model_string(config)
+    check_model_provider(config, model_string, trust)
     engine = build_permission_engine(config)
     trust_saved_rules(engine, config)
     hooks = parse_hook_settings(config)

@@ -32,7 +32,7 @@ from aistack_tui.settings.layers import (
     project_settings_path,
     user_settings_path,
 )
-from aistack_tui.settings.trust import TrustItem, fingerprint
+from aistack_tui.settings.trust import TrustItem, TrustKind, fingerprint
 
 if TYPE_CHECKING:
     from aistack_tui.agent.hooks import HookGroup
@@ -96,7 +96,7 @@ class TrustDecision:
     items: list[TrustItem] = field(default_factory=list)
     ignored: list[TrustItem] = field(default_factory=list)
 
-    def ignored_names(self, kind: str) -> set[str]:
+    def ignored_names(self, kind: TrustKind) -> set[str]:
         return {item.name for item in self.ignored if item.kind == kind}
 
 
@@ -107,7 +107,7 @@ def _relative(config: RunConfig, path: Path | str) -> str:
         return str(path)
 
 
-def _item(kind: str, name: str, detail: str, value: Any, source: str) -> TrustItem:
+def _item(kind: TrustKind, name: str, detail: str, value: Any, source: str) -> TrustItem:
     return TrustItem(kind, name, detail, fingerprint(kind, name, value), source)
 
 
@@ -328,6 +328,22 @@ def without_untrusted_project_settings(config: RunConfig) -> RunConfig:
         for item in _layer_items(layer, _relative(config, layer.source))
     ]
     return apply_trust(config, TrustDecision(items, items))
+
+
+def check_model_provider(config: RunConfig, model_string: str, decision: TrustDecision) -> None:
+    """A model whose provider only the project defines cannot run while that definition
+    is left out: say so, instead of an unknown-provider error. (A built-in provider the
+    project only re-points simply keeps its own endpoint.)"""
+    from aistack_tui.llm.registry import canonical_name, known_provider_names
+
+    provider = canonical_name(model_string.split("/", 1)[0])
+    known = known_provider_names(config.loaded.settings.providers)
+    if provider in decision.ignored_names("provider") and provider not in known:
+        raise ConfigError(
+            f"model {model_string!r} uses provider {provider!r} from this project's settings, "
+            "which are not trusted: trust the project in the interactive app or run with "
+            "--trust-project"
+        )
 
 
 def trust_saved_rules(engine: PermissionEngine, config: RunConfig) -> None:

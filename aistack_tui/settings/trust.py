@@ -15,13 +15,14 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, TypeAlias
 
 TRUST_FILE = "trusted-projects.json"
 
-TrustKind = str
-""""mcp", "hooks", "allow", "mode", "directory", "sandbox", "provider", "env",
-"apiKeys" or "skill"."""
+TrustKind: TypeAlias = Literal[
+    "mcp", "hooks", "allow", "mode", "directory", "sandbox", "provider", "env", "apiKeys",
+    "skill",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +39,7 @@ class TrustItem:
     source: str = ""
 
 
-KIND_LABELS: dict[str, str] = {
+KIND_LABELS: dict[TrustKind, str] = {
     "mcp": "MCP server",
     "hooks": "hooks in",
     "allow": "allow rule",
@@ -61,10 +62,6 @@ def fingerprint(*parts: Any) -> str:
     """A short hash of `parts` (JSON, keys sorted): the same content, the same print."""
     text = json.dumps(parts, sort_keys=True, default=str)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def hooks_fingerprint(hooks: dict[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(hooks, sort_keys=True).encode()).hexdigest()[:16]
 
 
 def _load(home: Path) -> dict[str, list[str]]:

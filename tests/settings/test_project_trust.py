@@ -279,3 +279,13 @@ def test_trust_project_flag_is_on_the_command_line() -> None:
     assert parser.parse_args(["--trust-project", "-p", "x"]).trust_project is True
     assert parser.parse_args(["-p", "x"]).trust_project is False
     assert "--trust-project" in parser.format_help()
+
+
+async def test_a_model_on_an_untrusted_project_provider_names_the_fix(
+    git_repo: Path, llm: FakeLLMServer
+) -> None:
+    project_settings(git_repo, {"model": "corp/m", "providers": {"corp": {
+        "base_url": "http://corp.invalid/v1", "api_key_env": "CORP_KEY"}}})
+    env = {**os.environ, **llm.env("anthropic"), "CORP_KEY": "k"}
+    with pytest.raises(ConfigError, match="provider 'corp' from this project's settings"):
+        await open_session(make_run_config(env=env), DenyAll())
