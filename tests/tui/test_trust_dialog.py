@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from aistack_tui.tui.screens.question import TrustScreen
+from tests.fakes.fake_llm import Turn
 from tests.tui.conftest import screen_text, wait_for, wait_for_screen
+from tests.tui.test_app import SOURCE, answered, edit_turns, run_to_dialog
 from tests.tui.test_session_commands import notices
 
 
@@ -114,3 +116,20 @@ async def test_yes_applies_it_and_is_not_asked_again(
         await pilot.press("escape")
         await wait_for(pilot, lambda: changed.session is not None)
         assert changed.session.config.loaded.settings.permissions.allow == ["Bash(npm test)"]
+
+
+async def test_a_rule_saved_from_the_approval_dialog_needs_no_trust_next_time(
+    make_app, git_repo: Path
+) -> None:
+    (git_repo / "a.py").write_text(SOURCE)
+    app = make_app(*edit_turns(Turn(text="Saved.")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        dialog = await run_to_dialog(pilot)
+        rule = dialog.request.decision.suggested_rule
+        await pilot.press("3")  # yes, and save the rule to .aistack/settings.local.json
+        await wait_for(pilot, lambda: answered(app, "Saved."))
+    again = make_app()
+    async with again.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: again.session is not None)
+        assert not isinstance(again.screen, TrustScreen)
+        assert rule in again.session.config.loaded.settings.permissions.allow
