@@ -1,4 +1,4 @@
-"""Which MCP servers to run: `.mcp.json` (or `--mcp-config`) plus the user's settings.
+"""Which MCP servers to run: `.mcp.json` (or `--mcp-config`) plus `mcpServers` in settings.
 
 The file schema is the one other agents use, so an existing `.mcp.json` just works:
 
