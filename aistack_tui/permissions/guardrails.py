@@ -9,31 +9,63 @@ heuristics misfire and hiding content would be worse than a false alarm.
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from pathlib import Path
 
 from aistack_tui.permissions.bash_model import DYN, SHELLS, BashAnalysis, CommandPart
 from aistack_tui.permissions.lazy_re import LazyPattern, lazy
+from aistack_tui.permissions.paths import protected_reason
 
-_INTERPRETERS = SHELLS | {"python", "python3", "perl", "ruby", "node", "php"}
-_DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c"})
+_INTERPRETERS = SHELLS | {"perl", "ruby", "node", "php", "deno", "bun", "lua", "pwsh", "Rscript"}
+# Reading a script into the current shell runs it just like an interpreter does.
+_SOURCERS = frozenset({"source", "."})
+_DOWNLOADERS = frozenset({"curl", "wget", "fetch", "aria2c", "http", "https", "xh", "xhs"})
 _DEFAULT_BRANCHES = frozenset({"main", "master", "trunk", "develop", "HEAD"})
 _DEVICE_RE = lazy(r"^/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk|rdisk|loop|md|dm-|mapper/)")
 _FORK_BOMB_RE = lazy(r"(\S+)\s*\(\)\s*\{[^}]*\1\s*\|\s*\1\s*&")
+_PYTHON_RE = lazy(r"^python[0-9.]*$")
+_BRACKET_RE = lazy(r"\[!?\]?[^\]]*\]")
+_GLOB_CHARS = "*?["
+# `find` tests that bound what a delete reaches by name; anything else (`-type f`,
+# `-mtime +7`) still matches most of a tree.
+_FIND_NAME_TESTS = frozenset(
+    {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename", "-lname", "-ilname"}
+)
+_FIND_OPERATORS = frozenset({"-o", "-or", "!", "-not", ","})
+_DELETERS = frozenset({"rm", "unlink", "shred", "srm"})
 
 
 def _name(argv: tuple[str, ...]) -> str:
     return argv[0].rsplit("/", 1)[-1] if argv else ""
 
 
+def _runs_code(name: str) -> bool:
+    return name in _INTERPRETERS or name in _SOURCERS or bool(_PYTHON_RE.match(name))
+
+
 def _resolve(raw: str, part: CommandPart, home: Path) -> Path | None:
-    if DYN in raw:
-        return None
-    cwd = part.cwd[0] if part.cwd else Path("/")
+    paths = _resolve_all(raw, part.cwd, home)
+    return paths[0] if paths else None
+
+
+def _resolve_all(raw: str, cwds: tuple[Path, ...] | None, home: Path) -> list[Path]:
+    """Where `raw` points from every directory the shell may be in (empty when unknown)."""
+    if DYN in raw or not raw:
+        return []
     if raw == "~" or raw.startswith("~/"):
         raw = str(home) + raw[1:]
-    return Path(os.path.realpath(os.path.join(str(cwd), raw)))
+    return [Path(os.path.realpath(os.path.join(str(cwd), raw))) for cwd in (cwds or (Path("/"),))]
+
+
+def _precious_paths(project_root: Path, home: Path) -> set[Path]:
+    """`/`, home, the project and every ancestor of them."""
+    out = {Path("/")}
+    for path in (home, project_root):
+        out.add(path)
+        out.update(path.parents)
+    return out
 
 
 def _is_precious(path: Path | None, raw: str, project_root: Path, home: Path) -> bool:
@@ -42,35 +74,191 @@ def _is_precious(path: Path | None, raw: str, project_root: Path, home: Path) ->
         return "$HOME" in raw or "${HOME}" in raw or raw.startswith(DYN) or raw in ("*", "/*")
     if str(path) == "/" or raw.rstrip("/") in ("", "/*"):
         return True
-    for precious in (home, project_root):
-        if path == precious or precious.is_relative_to(path):
+    return any(path == p or p.is_relative_to(path) for p in (home, project_root))
+
+
+def _matches_everything(pattern: str) -> bool:
+    """Whether every component of a glob pattern matches (nearly) any name: `*`, `.*`,
+    `[!.]*`, `*/*`. A component with a literal in it (`*.pyc`) only matches some."""
+    for component in pattern.split("/"):
+        literal = _BRACKET_RE.sub("", component).translate({ord(c): None for c in "*?."})
+        if literal:
+            return False
+    return True
+
+
+def _glob_is_precious(raw: str, part: CommandPart, project_root: Path, home: Path) -> bool:
+    """Whether a glob operand of a recursive delete could reach a precious directory.
+
+    The glob expands in its static directory (the part before the first wildcard): it is
+    precious when that directory is `/`, home, the project or an ancestor and the pattern
+    matches everything in it (`rm -rf *`, `~/*`, `src/../*`), or when one of the names it
+    can match is itself precious (`/ho*` matches `/home`).
+    """
+    cut = min(raw.find(c) for c in _GLOB_CHARS if c in raw)
+    slash = raw.rfind("/", 0, cut)
+    directory = raw[: slash + 1] or "."
+    pattern = raw[slash + 1 :].strip("/")
+    if DYN in directory:
+        return _is_precious(None, raw, project_root, home)
+    precious = _precious_paths(project_root, home)
+    components = [c for c in pattern.split("/") if c]
+    for base in _resolve_all(directory, part.cwd, home):
+        if base in precious and (DYN in pattern or _matches_everything(pattern)):
             return True
-    return raw in ("*", ".*") and path == project_root
+        for path in precious:
+            if (
+                len(path.parts) == len(base.parts) + len(components)
+                and path.parts[: len(base.parts)] == base.parts
+                and all(
+                    DYN in c or fnmatch.fnmatchcase(name, c)
+                    for name, c in zip(path.parts[len(base.parts) :], components, strict=True)
+                )
+            ):
+                return True
+    return False
 
 
-def _rm_warning(part: CommandPart, project_root: Path, home: Path) -> str | None:
+def _operand_is_precious(
+    index: int, raw: str, part: CommandPart, project_root: Path, home: Path
+) -> bool:
+    # Wrappers such as `sudo` drop the glob marks, so a wildcard in the word counts too
+    # (a quoted `'*'` then warns needlessly, which only costs a question).
+    if index in part.globbed or any(c in raw for c in _GLOB_CHARS):
+        return _glob_is_precious(raw, part, project_root, home)
+    return _is_precious(_resolve(raw, part, home), raw, project_root, home)
+
+
+def _long_option(arg: str, full: str) -> bool:
+    """`arg` spells `full` or an abbreviation getopt_long accepts for it (`--rec`)."""
+    return len(arg) >= 3 and full.startswith(arg.split("=", 1)[0])
+
+
+def _rm_warning(
+    part: CommandPart, project_root: Path, home: Path, placeholders: bool
+) -> str | None:
     argv = part.argv
-    flags = "".join(a[1:] for a in argv[1:] if a.startswith("-") and not a.startswith("--"))
-    long = {a for a in argv[1:] if a.startswith("--")}
-    recursive = "r" in flags or "R" in flags or "--recursive" in long
-    if not recursive and "--no-preserve-root" not in long:
+    options: list[str] = []
+    operands: list[tuple[int, str]] = []
+    for i, arg in enumerate(argv[1:], 1):
+        if "--" not in options and arg.startswith("-") and arg != "-":
+            options.append(arg)
+        else:
+            operands.append((i, arg))
+    flags = "".join(a[1:] for a in options if not a.startswith("--"))
+    long = [a for a in options if a.startswith("--")]
+    recursive = "r" in flags or "R" in flags or any(_long_option(a, "--recursive") for a in long)
+    if not recursive and not any(_long_option(a, "--no-preserve-root") for a in long):
         return None
-    for raw in argv[1:]:
-        if raw.startswith("-") and raw != "-":
-            continue
-        target = _resolve(raw, part, home)
-        if _is_precious(target, raw, project_root, home):
+    for i, raw in operands:
+        if placeholders and raw == DYN:
+            continue  # a `find -exec rm {}` name: judged with the find (see _find_warning)
+        if _operand_is_precious(i, raw, part, project_root, home):
             shown = raw.replace(DYN, "$…")
             return f"rm -r of {shown!r} would delete the system, your home or the project"
     return None
 
 
-def _part_warnings(part: CommandPart, project_root: Path, home: Path) -> list[str]:
+def _find_starts(argv: tuple[str, ...]) -> tuple[list[str], int]:
+    """The start directories of a `find` (`.` when none is given) and where its
+    expression begins."""
+    i = 1
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-H", "-L", "-P") or (arg.startswith("-O") and arg[2:].isdigit()):
+            i += 1
+        elif arg == "-D":
+            i += 2
+        else:
+            break
+    starts: list[str] = []
+    while i < len(argv) and not argv[i].startswith(("-", "(", "!", ",")):
+        starts.append(argv[i])
+        i += 1
+    return starts or ["."], i
+
+
+def _find_is_bounded(expression: tuple[str, ...]) -> bool:
+    """Whether a find expression only matches some names: an and-only expression with a
+    name test whose pattern has a literal in it (`-name '*.pyc'`) or `-empty`."""
+    if any(a in _FIND_OPERATORS for a in expression):
+        return False
+    for i, arg in enumerate(expression):
+        if arg == "-empty":
+            return True
+        if arg in _FIND_NAME_TESTS and i + 1 < len(expression):
+            value = expression[i + 1]
+            if DYN not in value and not _matches_everything(value):
+                return True
+    return False
+
+
+def _find_warning(
+    part: CommandPart, analysis: BashAnalysis, project_root: Path, home: Path
+) -> str | None:
+    argv = part.argv
+    # `-exec rm {} +` became its own part (same text, run through find); `-delete` stayed.
+    exec_delete = any(
+        "find" in other.wrappers and other.text == part.text and _name(other.argv) in _DELETERS
+        for other in analysis.parts
+    )
+    if "-delete" not in argv and not exec_delete:
+        return None
+    starts, expression = _find_starts(argv)
+    if _find_is_bounded(argv[expression:]):
+        return None
+    for raw in starts:
+        if _is_precious(_resolve(raw, part, home), raw, project_root, home):
+            shown = raw.replace(DYN, "$…")
+            how = "-delete" if "-delete" in argv else "-exec rm"
+            return f"find {shown} {how} removes everything below it"
+    return None
+
+
+_COPIERS = frozenset({"cp", "mv", "install", "ln"})
+
+
+def _written_by(part: CommandPart) -> list[str]:
+    """Files a command writes through its arguments rather than a redirection."""
+    argv = part.argv
+    name = _name(argv)
+    operands = [a for a in argv[1:] if not a.startswith("-")]
+    if name in ("tee", "truncate"):
+        return operands if name == "tee" else [a for a in operands if not a[:1].isdigit()]
+    if name == "dd":
+        return [a[3:] for a in argv[1:] if a.startswith("of=")]
+    if name in _COPIERS and len(operands) >= 2:
+        target = next(
+            (argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-t", "--target-directory")),
+            None,
+        )
+        if target is not None:
+            return [target.rstrip("/") + "/" + o.rsplit("/", 1)[-1] for o in operands]
+        dest, sources = operands[-1], operands[:-1]
+        return [dest] + [dest.rstrip("/") + "/" + s.rsplit("/", 1)[-1] for s in sources]
+    return []
+
+
+def _protected_write_warning(part: CommandPart, home: Path) -> str | None:
+    for raw in _written_by(part):
+        for path in _resolve_all(raw, part.cwd, home):
+            why = protected_reason(path)
+            if why is not None:
+                return f"{_name(part.argv)} writes {raw.replace(DYN, '$…')}: {why}"
+    return None
+
+
+def _part_warnings(
+    part: CommandPart, analysis: BashAnalysis, project_root: Path, home: Path
+) -> list[str]:
     argv = part.argv
     name = _name(argv)
     out: list[str] = []
     if name == "rm":
-        warning = _rm_warning(part, project_root, home)
+        # A `find -exec rm {}` placeholder carries DYN; a `$X` next to it would too, so the
+        # placeholder is only set aside when the command has no expansions at all.
+        placeholders = "find" in part.wrappers and not any(c in part.text for c in "$`")
+        warning = _rm_warning(part, project_root, home, placeholders)
         if warning:
             out.append(warning)
     elif name.startswith("mkfs") or name in ("fdisk", "sfdisk", "parted", "wipefs", "shred"):
@@ -84,9 +272,9 @@ def _part_warnings(part: CommandPart, project_root: Path, home: Path) -> list[st
             a in ("-R", "--recursive") or (a.startswith("-") and "R" in a) for a in argv[1:]
         )
         if recursive:
-            for raw in argv[2:]:
-                if not raw.startswith("-") and _is_precious(
-                    _resolve(raw, part, home), raw, project_root, home
+            for i, raw in enumerate(argv[2:], 2):
+                if not raw.startswith("-") and _operand_is_precious(
+                    i, raw, part, project_root, home
                 ):
                     out.append(f"recursive {name} of {raw!r}")
                     break
@@ -100,11 +288,13 @@ def _part_warnings(part: CommandPart, project_root: Path, home: Path) -> list[st
         warning = _force_push(argv)
         if warning:
             out.append(warning)
-    elif name == "find" and "-delete" in argv:
-        starts = [a for a in argv[1:] if not a.startswith(("-", "(", "!"))][:1]
-        for raw in starts or ["."]:
-            if _is_precious(_resolve(raw, part, home), raw, project_root, home) and raw != ".":
-                out.append(f"find {raw} -delete removes everything below it")
+    elif name == "find":
+        warning = _find_warning(part, analysis, project_root, home)
+        if warning:
+            out.append(warning)
+    written = _protected_write_warning(part, home)
+    if written:
+        out.append(written)
     return out
 
 
@@ -128,27 +318,130 @@ def _force_push(argv: tuple[str, ...]) -> str | None:
     return None
 
 
+def _url_basename(word: str) -> str:
+    """The file name `curl -O`/`wget` give a download of `word` (`index.html` for `/`)."""
+    path = word.split("://", 1)[-1].split("#", 1)[0]
+    name = path.split("?", 1)[0].rsplit("/", 1)[-1] if "/" in path else ""
+    return name or ("index.html" if "://" in word else "")
+
+
+def _download_outputs(part: CommandPart) -> tuple[list[str], list[str]]:
+    """Names a download may have written (files, and directories for `git clone`).
+
+    Deliberately generous: every operand, every option value glued to `-o`/`-O`
+    (`-sSLo f`, `-qOx.sh`, `--output=f`), every URL's base name, and each of those under
+    every operand (`wget -P /tmp URL`). A wrong guess costs a question only when a later
+    command runs exactly that name.
+    """
+    argv = part.argv
+    words: list[str] = []
+    for arg in argv[1:]:
+        if arg.startswith("--") and "=" in arg:
+            words.append(arg.split("=", 1)[1])
+        elif arg.startswith("-") and not arg.startswith("--"):
+            for letter in "oOP":
+                if letter in arg[1:-1]:
+                    words.append(arg[arg.index(letter, 1) + 1 :])
+        elif not arg.startswith("-"):
+            words.append(arg)
+    words = [w for w in words if w and w != "-" and DYN not in w]
+    if _name(argv) == "git":
+        names = [w for w in words if w != "clone"]
+        return [], names + [_url_basename(w).removesuffix(".git") for w in names]
+    bases = [b for b in (_url_basename(w) for w in words) if b]
+    nested = [f"{w.rstrip('/')}/{b}" for w in words for b in bases if "://" not in w]
+    return [*words, *bases, *nested], []
+
+
+def _is_download(part: CommandPart) -> bool:
+    name = _name(part.argv)
+    return name in _DOWNLOADERS or (name == "git" and "clone" in part.argv[1:4])
+
+
+# Interpreter options whose value is the next word, and those that take the code itself
+# from an argument (then no script file is run).
+_VALUE_OPTIONS = frozenset({"-o", "-O", "+o", "+O", "-W", "-X", "-I", "-M", "-r", "--require"})
+_CODE_OPTIONS = frozenset({"-c", "-e", "-E", "-m", "--eval", "-p", "--print"})
+
+
+def _script_operand(argv: tuple[str, ...]) -> str | None:
+    """The script file an interpreter (or `source`) runs: its first operand."""
+    skip = False
+    for arg in argv[1:]:
+        if skip:
+            skip = False
+        elif arg in _CODE_OPTIONS:
+            return None
+        elif arg in _VALUE_OPTIONS:
+            skip = True
+        elif not arg.startswith(("-", "+")) or arg == "-":
+            return arg
+    return None
+
+
+def _download_then_run(analysis: BashAnalysis, home: Path) -> list[str]:
+    """`curl -o f URL && bash f`, `wget URL && ./x.sh`, `git clone URL && ./t/install.sh`:
+    a command runs (or reads into an interpreter) a file the download wrote."""
+    downloads = [p for p in analysis.parts if _is_download(p)]
+    if not downloads:
+        return []
+    files: set[Path] = set()
+    dirs: set[Path] = set()
+    for part in downloads:
+        out_files, out_dirs = _download_outputs(part)
+        for raw in out_files:
+            files.update(_resolve_all(raw, part.cwd, home))
+        for raw in out_dirs:
+            dirs.update(_resolve_all(raw, part.cwd, home))
+    # A redirection or `tee` beside a download may be where its bytes went.
+    for f in analysis.files:
+        if f.write:
+            files.update(_resolve_all(f.path, f.cwd, home))
+    for part in analysis.parts:
+        if _name(part.argv) == "tee":
+            for raw in part.argv[1:]:
+                files.update(_resolve_all(raw, part.cwd, home))
+
+    def downloaded(raw: str, cwds: tuple[Path, ...] | None) -> bool:
+        return any(
+            path in files or any(path.is_relative_to(d) for d in dirs)
+            for path in _resolve_all(raw, cwds, home)
+        )
+
+    runners = [p for p in analysis.parts if _runs_code(_name(p.argv))]
+    for part in analysis.parts:
+        argv = part.argv
+        name = _name(argv)
+        if "/" in argv[0] and downloaded(argv[0], part.cwd):
+            return [f"runs {argv[0]}, which it downloaded: code from the network"]
+        script = _script_operand(argv) if part in runners else None
+        if script is not None and downloaded(script, part.cwd):
+            return [f"runs {name} on a file it downloaded: code from the network"]
+    if runners and any(not f.write and downloaded(f.path, f.cwd) for f in analysis.files):
+        return ["feeds a downloaded file to an interpreter: code from the network"]
+    return []
+
+
 def dangerous_command_warnings(analysis: BashAnalysis, project_root: Path, home: Path) -> list[str]:
     """Warnings for a Bash command; any warning makes the engine ask in every mode."""
     warnings: list[str] = []
     for part in analysis.parts:
-        warnings.extend(_part_warnings(part, project_root, home))
+        warnings.extend(_part_warnings(part, analysis, project_root, home))
     for pipeline in analysis.pipelines:
         seen_download = False
         for name in pipeline:
             if name in _DOWNLOADERS:
                 seen_download = True
-            elif seen_download and name in _INTERPRETERS:
+            elif seen_download and _runs_code(name):
                 warnings.append(f"pipes a download into {name}: runs code from the network")
                 break
-    if any(_name(p.argv) in _DOWNLOADERS for p in analysis.parts):
+    if any(_is_download(p) for p in analysis.parts):
         for part in analysis.parts:
             name = _name(part.argv)
-            if name in (_INTERPRETERS | {"eval", "source", "."}) and any(
-                DYN in a for a in part.argv[1:]
-            ):
+            if (_runs_code(name) or name == "eval") and any(DYN in a for a in part.argv[1:]):
                 warnings.append(f"runs {name} on downloaded content: code from the network")
                 break
+    warnings.extend(_download_then_run(analysis, home))
     for f in analysis.files:
         if f.write and _DEVICE_RE.match(f.path):
             warnings.append(f"writes directly to the device {f.path}")
