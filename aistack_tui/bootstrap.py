@@ -598,6 +598,7 @@ def attach_safety(session: AgentSession) -> None:
             secret_files=[config.home / CREDENTIALS_FILE],
         )
         session.tool_context.services["sandbox"] = sandbox
+        engine.kernel_enforced = sandbox.confined
         if notice:
             # Said once: where no sandbox starts, the parser is the only wall.
             session.agent.notify(notice, "info" if sandbox.confined else "warning")

@@ -8,6 +8,7 @@ and each part must be allowed on its own, and any failure inside the engine beco
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 from collections.abc import Callable, Sequence
@@ -21,7 +22,9 @@ from aistack_tui.permissions.grants import SessionGrants, append_allow_rule
 from aistack_tui.permissions.guardrails import dangerous_command_warnings
 from aistack_tui.permissions.paths import (
     PathError,
+    expand_glob,
     is_secret,
+    is_within,
     protected_reason,
     real,
     resolve_path,
@@ -45,8 +48,8 @@ from aistack_tui.permissions.rules import (
     rule_covers_tool,
 )
 from aistack_tui.permissions.types import (
-    Behavior,
     READ_ONLY_GRANT,
+    Behavior,
     Decision,
     ExecGrant,
     ExecTier,
@@ -83,6 +86,9 @@ class PermissionEngine:
         self.additional_directories = [real(Path(d)) for d in additional_directories]
         self.extra_read_dirs = [real(Path(d)) for d in extra_read_dirs]
         self.cwd = real(cwd) if cwd is not None else self.project_root
+        self.kernel_enforced = False
+        """True once an OS sandbox confines every Bash command (set by the session): the
+        parser may then leave tree walks to the sandbox's masks. Without it, it asks."""
         self.local_settings_path = local_settings_path or (
             Path(project_root) / ".aistack" / "settings.local.json"
         )
@@ -498,22 +504,46 @@ class PermissionEngine:
                 if rule is not None:
                     return f"{f.text} touches {self._shown(path)}, denied by {_by(rule)}", rule.text
         for part in analysis.parts:
-            ro = classify(part.argv, (), part.globbed)
-            if ro is None:
-                continue
-            for raw in ro.paths:
-                for cwd in part.cwd or [self.cwd]:
-                    try:
-                        path = self._resolve(raw, cwd)
-                    except PathError:
-                        continue
-                    rule = self._path_rule(self._deny, "Read", path)
-                    if rule is not None:
-                        return (
-                            f"{_show(part.argv)} reads {self._shown(path)}, denied by {_by(rule)}",
-                            rule.text,
-                        )
+            for raw, cwd in self._words_reaching_files(part):
+                try:
+                    path = self._resolve(raw, cwd)
+                except PathError:
+                    continue
+                rule = self._path_rule(self._deny, "Read", path)
+                if rule is not None:
+                    return (
+                        f"{_show(part.argv)} reads {self._shown(path)}, denied by {_by(rule)}",
+                        rule.text,
+                    )
         return None
+
+    def _words_reaching_files(self, part: CommandPart) -> list[tuple[str, Path]]:
+        """(path, cwd) for every file a part may open, for the deny rules.
+
+        A read-only command's paths and the expansion of its globs; for any other command
+        (`sed -n p .env`, `awk 1 private/x`, `curl -d @.env`) every word, `--opt=value`
+        value and `@file` that names an existing file or directory: a deny rule is about
+        the file, whichever program opens it.
+        """
+        cwds = part.cwd or (self.cwd,)
+        ro = classify(part.argv, (), part.globbed)
+        out: list[tuple[str, Path]] = []
+        for cwd in cwds:
+            if ro is not None:
+                out += [(raw, cwd) for raw in ro.paths]
+                for pattern in ro.globs:
+                    out += [(m, cwd) for m in expand_glob(pattern, cwd) or [pattern]]
+                continue
+            for index, word in enumerate(part.argv[1:], start=1):
+                if DYN in word:
+                    continue
+                candidates = [word, word.split("=", 1)[-1], word.lstrip("@")]
+                if index in part.globbed:
+                    candidates += expand_glob(word, cwd) or []
+                for raw in dict.fromkeys(candidates):
+                    if raw and os.path.lexists(os.path.join(cwd, os.path.expanduser(raw))):
+                        out.append((raw, cwd))
+        return out
 
     def _bash_part(self, part: CommandPart) -> tuple[Behavior, str | None, str, bool]:
         """(behavior, suggested rule, reason, allowed only as read-only) for one part,
@@ -558,15 +588,59 @@ class PermissionEngine:
         ro = classify(part.argv, part.env, part.globbed)
         if ro is None:
             return False
-        for raw in ro.paths:
-            if not self._bash_path_readable(raw, part.cwd):
-                return False
+        if ro.git_content and self._denies_inside_project():
+            return False  # history and diffs show a denied file's contents; ask
+        paths = list(ro.paths)
         for pattern in ro.globs:
             if ".." in pattern.split("/") or secret_name_could_match(pattern):
                 return False
-            if not self._bash_path_readable(_static_prefix(pattern), part.cwd):
+            for cwd in part.cwd or (self.cwd,):
+                matches = expand_glob(pattern, cwd)
+                if matches is None:
+                    return False  # too many matches, or a pattern bash reads differently
+                paths += [str(cwd / m) for m in matches] or [_static_prefix(pattern)]
+        for raw in paths:
+            if not self._bash_path_readable(raw, part.cwd):
                 return False
+        if ro.recursive and not self.kernel_enforced:
+            # Without the sandbox's masks, a tree walk would read what deny rules name.
+            for raw in paths:
+                if self._tree_holds_denied(raw, part.cwd):
+                    return False
         return True
+
+    def _denies_inside_project(self) -> bool:
+        root = self.project_root
+        return any(is_within(d, root) or is_within(root, d) for d in self._read_deny_dirs())
+
+    def _tree_holds_denied(self, raw: str, cwds: tuple[Path, ...] | None) -> bool:
+        for cwd in cwds or (self.cwd,):
+            try:
+                top = self._resolve(raw, cwd)
+            except PathError:
+                return True
+            if any(is_within(d, top) or is_within(top, d) for d in self._read_deny_dirs()):
+                return True
+        return False
+
+    def _read_deny_dirs(self) -> list[Path]:
+        """The deepest directory each Read deny rule is confined to (`private/**` ->
+        `<project>/private`; an unanchored `.env` -> its whole base)."""
+        out: list[Path] = []
+        for rule, compiled in self._compiled.items():
+            if rule not in self._deny or rule.tool not in READ_FAMILY:
+                continue
+            spec = rule.specifier or "**"
+            pattern = spec[2:] if spec.startswith(("./", "~/")) else spec.lstrip("/")
+            anchored = spec.startswith(("/", "./", "~/")) or "/" in spec.rstrip("/")
+            static: list[str] = []
+            if anchored and not spec.startswith("/"):
+                for part in pattern.split("/"):
+                    if not part or any(c in part for c in "*?[\\"):
+                        break
+                    static.append(part)
+            out.append(compiled.base.joinpath(*static))
+        return out
 
     def _bash_path_readable(self, raw: str, cwds: tuple[Path, ...] | None) -> bool:
         if DYN in raw:

@@ -187,3 +187,28 @@ def rule_path(path: Path, root: Path, home: Path, *, tree: bool) -> str | None:
             return shown + "/**"
         return shown.rstrip("/") + "/**"
     return shown
+
+
+MAX_GLOB_MATCHES = 1000
+
+
+def expand_glob(pattern: str, cwd: Path) -> list[str] | None:
+    """What bash would expand an unquoted glob to, from `cwd` (default shell options).
+
+    Matches are returned as written relative to `cwd` (absolute patterns stay absolute);
+    an empty list when nothing matches (bash then passes the word on unchanged). None when
+    the answer cannot be trusted: more than `MAX_GLOB_MATCHES` matches, or a pattern that
+    Python's glob reads differently from bash (`[^...]`, extended globs).
+    """
+    import glob as globlib
+
+    unreadable = ("[^", "{", "}", "@(", "+(", "!(", "?(", "*(")
+    if any(s in pattern for s in unreadable) or pattern.count("[") != pattern.count("]"):
+        return None
+    try:
+        found = globlib.glob(pattern, root_dir=str(cwd))
+    except (OSError, ValueError, re.error):
+        return None
+    if len(found) > MAX_GLOB_MATCHES:
+        return None
+    return sorted(found)
