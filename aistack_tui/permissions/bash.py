@@ -19,6 +19,7 @@ are re-exported here, so this stays the one import for callers.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,7 @@ from aistack_tui.permissions.bash_model import (
     dangerous_env,
 )
 from aistack_tui.permissions.bash_wrappers import PIPE_WRAPPERS, add_part
+from aistack_tui.permissions.readonly_commands import env_is_safe
 
 # The data types live in bash_model and the wrapper handling in bash_wrappers; they are
 # re-exported so callers keep importing everything from here.
@@ -180,17 +182,21 @@ def _statement(node: Node, ctx: AnalysisContext, depth: int) -> None:
         _command(node, ctx, depth)
         return
     if kind in ("variable_assignment", "variable_assignments"):
+        _subscript_check(node, ctx)
         _standalone_assign_check(_assignments(node, ctx, depth), ctx)
         return
     if kind == "declaration_command":
+        _subscript_check(node, ctx)
         _declaration(node, ctx, depth)
         return
     if kind == "unset_command":
+        _subscript_check(node, ctx)
         for child in node.named_children:
             if child.type in _WORDISH:
                 _word(child, ctx, depth)
         return
     if kind == "test_command":
+        _subscript_check(node, ctx)
         _test(node, ctx, depth)
         return
     if kind == "function_definition":
@@ -240,9 +246,12 @@ def _assignments(node: Node, ctx: AnalysisContext, depth: int) -> list[str]:
 
 
 def _standalone_assign_check(names: list[str], ctx: AnalysisContext) -> None:
+    # An assignment to a variable the environment already exports changes what every later
+    # command sees (`MAKEFLAGS=--eval=...; make`), so only lower-case shell variables and
+    # the allow-listed harmless ones are let through.
     for name in names:
-        if dangerous_env(name):
-            ctx.problem(f"sets {name}, which changes what later commands run")
+        if dangerous_env(name) or not (name.islower() or env_is_safe((name,))):
+            ctx.problem(f"sets {name}, which may change what later commands run")
 
 
 def _declaration(node: Node, ctx: AnalysisContext, depth: int) -> None:
@@ -250,19 +259,31 @@ def _declaration(node: Node, ctx: AnalysisContext, depth: int) -> None:
         if child.type == "variable_assignment":
             _standalone_assign_check(_assignments(child, ctx, depth), ctx)
         elif child.type == "variable_name":
-            if dangerous_env(_text(child)):
-                ctx.problem(f"exports {_text(child)}")
+            name = _text(child)
+            if dangerous_env(name) or not (name.islower() or env_is_safe((name,))):
+                ctx.problem(f"exports {name}")
         elif child.type in _WORDISH:
             value, _ = _word(child, ctx, depth)
-            if value not in ("-x", "-r", "-a", "-A", "-i", "-g", "-l", "-u"):
+            # -i makes every assignment arithmetic (`a[$(cmd)]` runs cmd); -n follows a
+            # name that may be such a subscript: neither is let through.
+            if value not in ("-x", "-r", "-a", "-A", "-g", "-l", "-u"):
                 ctx.problem(f"unsupported declaration option {value!r}")
         else:
             ctx.problem(f"unsupported shell construct: {child.type}")
 
 
+_ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-v", "-R"})
+
+
 def _test(node: Node, ctx: AnalysisContext, depth: int) -> None:
-    # `[[ $x -eq 1 ]]` evaluates $x arithmetically, which can run `a[$(cmd)]`; a test over
-    # expansions is therefore not something to wave through.
+    # `[[ $x -eq 1 ]]` evaluates $x arithmetically, which can run `a[$(cmd)]`, and so does
+    # a quoted `[[ 'a[$(cmd)]' -eq 0 ]]` or `[[ -v 'a[$(cmd)]' ]]`: an arithmetic operator
+    # or -v over anything but plain numbers is not something to wave through.
+    tokens = [_text(c) for c in _leaves(node)]
+    if any(t in _ARITH_TEST_OPS for t in tokens):
+        operands = [t for t in tokens if t not in _ARITH_TEST_OPS and t not in ("[[", "]]")]
+        if not all(t.lstrip("-").isdigit() or t in ("&&", "||", "!", "(", ")") for t in operands):
+            ctx.problem("an arithmetic test over something other than numbers can run code")
     stack = list(node.named_children)
     while stack:
         child = stack.pop()
@@ -277,6 +298,18 @@ def _test(node: Node, ctx: AnalysisContext, depth: int) -> None:
             _word(child, ctx, depth)
             return
         stack.extend(child.named_children)
+
+
+def _leaves(node: Node) -> list[Node]:
+    out: list[Node] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.child_count == 0 or current.type in ("raw_string", "string", "word"):
+            out.append(current)
+        else:
+            stack.extend(reversed(current.children))
+    return out
 
 
 # --- words ------------------------------------------------------------------------------
@@ -466,7 +499,20 @@ def _redirect(node: Node, ctx: AnalysisContext, depth: int) -> None:
 # --- simple commands and wrappers -------------------------------------------------------
 
 
+# `name[...$(...)...]`, `name[$x]`, `name[`...`]`: bash evaluates such a subscript as
+# arithmetic wherever a variable name is read (`printf -v`, `read`, `test -v`, `unset`,
+# `declare -i`, `(( ))`, `[[ -eq ]]`), and arithmetic runs command substitutions, even
+# from a single-quoted string. No allowed command needs one, so any word like it asks.
+_SUBSCRIPT_EXPANSION = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\[[^\]]*[$`]")
+
+
+def _subscript_check(node: Node, ctx: AnalysisContext) -> None:
+    if _SUBSCRIPT_EXPANSION.search(_text(node)):
+        ctx.problem("a word that bash may evaluate as an array subscript, which runs code")
+
+
 def _command(node: Node, ctx: AnalysisContext, depth: int) -> None:
+    _subscript_check(node, ctx)
     argv: list[str] = []
     globbed: set[int] = set()
     env: list[str] = []

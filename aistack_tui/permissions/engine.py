@@ -32,7 +32,7 @@ from aistack_tui.permissions.paths import (
     secret_name_could_match,
     within_any,
 )
-from aistack_tui.permissions.readonly_commands import classify, risky_option
+from aistack_tui.permissions.readonly_commands import classify, env_is_safe, risky_option
 from aistack_tui.permissions.rules import (
     AGENT_ONLY_TOOLS,
     EDIT_FAMILY,
@@ -56,6 +56,7 @@ from aistack_tui.permissions.types import (
     PermissionMode,
     PermissionRequest,
 )
+from aistack_tui.permissions.writes import known_writes
 
 _PATH_TOOLS_FILE_KEY = ("file_path", "notebook_path")
 
@@ -429,6 +430,7 @@ class PermissionEngine:
             f.cwd is None for f in analysis.files
         ):
             analysis.problems.append("a `cd` to a directory only known at run time")
+        warnings += self._protected_writes(analysis)
         if analysis.problems:
             return decision(
                 "ask", f"cannot analyse safely: {analysis.problems[0]}", warnings=warnings
@@ -504,6 +506,18 @@ class PermissionEngine:
                 if rule is not None:
                     return f"{f.text} touches {self._shown(path)}, denied by {_by(rule)}", rule.text
         for part in analysis.parts:
+            for raw, cwd in self._implied_writes(part):
+                try:
+                    path = self._resolve(raw, cwd)
+                except PathError:
+                    continue
+                rule = self._path_rule(self._deny, "Write", path)
+                if rule is not None:
+                    return (
+                        f"{_show(part.argv)} writes {self._shown(path)}, denied by {_by(rule)}",
+                        rule.text,
+                    )
+        for part in analysis.parts:
             for raw, cwd in self._words_reaching_files(part):
                 try:
                     path = self._resolve(raw, cwd)
@@ -516,6 +530,25 @@ class PermissionEngine:
                         rule.text,
                     )
         return None
+
+    def _implied_writes(self, part: CommandPart) -> list[tuple[str, Path]]:
+        return [(raw, cwd) for raw in known_writes(part.argv) for cwd in part.cwd or (self.cwd,)]
+
+    def _protected_writes(self, analysis: BashAnalysis) -> list[str]:
+        """Why a command that writes without a redirection (`tee -a ~/.bashrc`, `git config`,
+        `sed -i .git/hooks/x`) must ask in every mode: it writes a protected path."""
+        reasons: list[str] = []
+        for part in analysis.parts:
+            for raw, cwd in self._implied_writes(part):
+                try:
+                    path = self._resolve(raw, cwd)
+                except PathError:
+                    reasons.append(f"{_show(part.argv)} writes a path that cannot be checked")
+                    continue
+                why = protected_reason(path)
+                if why is not None:
+                    reasons.append(f"{_show(part.argv)} writes {self._shown(path)}: {why}")
+        return reasons
 
     def _words_reaching_files(self, part: CommandPart) -> list[tuple[str, Path]]:
         """(path, cwd) for every file a part may open, for the deny rules.
@@ -550,7 +583,9 @@ class PermissionEngine:
         after deny/ask were checked."""
         view = part.views[part.allow_view]
         text = _show(part.argv)
-        unsafe_env = [n for n in part.env if dangerous_env(n)]
+        # An allow-list: any variable but a few harmless ones (`LC_ALL`, `NODE_ENV`...) may
+        # change what the command runs (`MAKEFLAGS`, `RIPGREP_CONFIG_PATH`, `GIT_*`).
+        unsafe_env = [n for n in part.env if dangerous_env(n) or not env_is_safe((n,))]
         if not unsafe_env and self.mode != "plan":
             rule = self._first(self.allow_rules, "Bash", lambda r: bash_rule_matches(r, view))
             risky = risky_option(part.argv) if rule is not None else None

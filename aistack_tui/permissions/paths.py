@@ -64,7 +64,7 @@ def _secret_source() -> str:
 _SECRET_RE = lazy(_secret_source)  # compiled on the first path check, not at import
 
 # Directory names whose contents steer the tools themselves: writes ask in every mode.
-PROTECTED_DIRS: frozenset[str] = frozenset({".git", ".aistack"})
+PROTECTED_DIRS: frozenset[str] = frozenset({".git", ".aistack", ".claude", ".agents"})
 # Shell start-up files run code in every later shell; writing them asks in every mode too.
 PROTECTED_FILES: frozenset[str] = frozenset(
     {
@@ -76,6 +76,11 @@ PROTECTED_FILES: frozenset[str] = frozenset(
         ".zshenv",
         ".zprofile",
         ".zlogin",
+        ".bash_aliases",
+        ".bash_logout",
+        ".inputrc",
+        ".mcp.json",
+        ".envrc",
     }
 )
 
@@ -158,7 +163,9 @@ def protected_reason(path: Path) -> str | None:
     if path.name in PROTECTED_DIRS:
         return f"writes to {path.name} always ask"
     if path.name in PROTECTED_FILES:
-        return f"{path.name} runs in every new shell; writing it always asks"
+        return f"{path.name} runs code in later shells or sessions; writing it always asks"
+    if "fish" in path.parts and path.name == "config.fish":
+        return "config.fish runs in every new fish shell; writing it always asks"
     return None
 
 
