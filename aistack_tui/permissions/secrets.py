@@ -5,7 +5,9 @@ that looks like a key, token, private key or password is replaced before it leav
 tool. A short prefix stays visible (`sk-proj-ab…[REDACTED]`) so the user can still tell
 which credential a command printed. The patterns favour known token shapes, where false
 positives are rare; the generic `name=value` rule needs a secret-sounding name and a
-value that is not a plain number, so `max_tokens=4096` survives.
+value that is not a plain number, so `max_tokens=4096` survives. A password inside a URL
+(`postgres://app:s3cret@db/prod`, any `scheme://user:password@host`) is masked whatever the
+scheme, keeping the user and host; a URL with no `user:password@` part is left alone.
 """
 
 from __future__ import annotations
@@ -36,14 +38,31 @@ _TOKENS: list[tuple[LazyPattern, int]] = [
     (lazy(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"), 6),
 ]
 
+# scheme://[user]:password@host — the userinfo ends at the last '@' before the path, so an
+# unencoded '@' in the password is still masked; nothing after the first '/', '?' or '#'
+# can be userinfo, so `https://example.com/a:b@c` is not touched. Matching starts at "://"
+# (a scheme character before it), not at every word, so long output stays linear.
+_URL_CREDENTIALS = lazy(
+    r"""(?ix)
+    (?<=[a-z0-9+.\-])
+    (?P<prefix>://(?P<user>[^\s:/?#@\[\]"'`<>]*):)
+    (?P<password>[^\s/?#"'`<>]+)
+    @(?=[^\s/?#@"'`<>]*[a-z0-9\[])
+    """
+)
+
 _BEARER = lazy(r"(?i)\b(bearer\s+)([A-Za-z0-9._~+/=\-]{12,})")
 
+# A name starts only where a run of name characters starts, and once a secret-sounding word
+# is found in it the name is taken to the end of the run without backtracking: every
+# position of the run would end the same way, and retrying each made long runs quadratic.
 _ASSIGNMENT = lazy(
     r"""(?ix)
-    (?P<key>[A-Za-z0-9_.\-]*
+    (?<![A-Za-z0-9_.\-])
+    (?P<key>(?>[A-Za-z0-9_.\-]*?
         (?:password|passwd|secret|token|api[_-]?key|apikey|access[_-]?key|private[_-]?key
-           |client[_-]?secret|credentials?)
-        [A-Za-z0-9_.\-]*)
+           |client[_-]?secret|credentials?))
+        [A-Za-z0-9_.\-]*+)
     (?P<quote1>["']?)
     (?P<sep>[ \t]*[=:][ \t]*)
     (?P<quote2>["']?)
@@ -58,9 +77,17 @@ def _mask(token: str, visible: int) -> str:
 
 def _mask_assignment(m: re.Match[str]) -> str:
     value = m.group("value")
-    if REDACTED in value or value.isdigit() or value.lower() in ("true", "false", "null", "none"):
+    # the value class stops before ']', so an already masked value ends one character later
+    already_masked = REDACTED in m.string[m.start("value") : m.end("value") + 1]
+    if already_masked or value.isdigit() or value.lower() in ("true", "false", "null", "none"):
         return m.group(0)
     return m.group("key") + m.group("quote1") + m.group("sep") + m.group("quote2") + REDACTED
+
+
+def _mask_url_password(m: re.Match[str]) -> str:
+    if REDACTED in m.group("password"):
+        return m.group(0)
+    return m.group("prefix") + REDACTED + "@"
 
 
 def mask_secrets(text: str) -> str:
@@ -74,6 +101,7 @@ def mask_secrets(text: str) -> str:
         ),
         text,
     )
+    text = _URL_CREDENTIALS.sub(_mask_url_password, text)
     for pattern, visible in _TOKENS:
         text = pattern.sub(lambda m, v=visible: _mask(m.group(0), v), text)
     text = _BEARER.sub(
