@@ -16,7 +16,6 @@ from pathlib import Path
 
 from aistack_tui.permissions.bash_model import DYN, SHELLS, BashAnalysis, CommandPart
 from aistack_tui.permissions.lazy_re import LazyPattern, lazy
-from aistack_tui.permissions.paths import protected_reason
 
 _INTERPRETERS = SHELLS | {"perl", "ruby", "node", "php", "deno", "bun", "lua", "pwsh", "Rscript"}
 # Reading a script into the current shell runs it just like an interpreter does.
@@ -35,6 +34,7 @@ _FIND_NAME_TESTS = frozenset(
 )
 _FIND_OPERATORS = frozenset({"-o", "-or", "!", "-not", ","})
 _DELETERS = frozenset({"rm", "unlink", "shred", "srm"})
+_UNPACKERS = frozenset({"tar", "bsdtar", "unzip", "7z", "7za", "cpio", "gunzip", "unxz"})
 
 
 def _name(argv: tuple[str, ...]) -> str:
@@ -215,39 +215,6 @@ def _find_warning(
     return None
 
 
-_COPIERS = frozenset({"cp", "mv", "install", "ln"})
-
-
-def _written_by(part: CommandPart) -> list[str]:
-    """Files a command writes through its arguments rather than a redirection."""
-    argv = part.argv
-    name = _name(argv)
-    operands = [a for a in argv[1:] if not a.startswith("-")]
-    if name in ("tee", "truncate"):
-        return operands if name == "tee" else [a for a in operands if not a[:1].isdigit()]
-    if name == "dd":
-        return [a[3:] for a in argv[1:] if a.startswith("of=")]
-    if name in _COPIERS and len(operands) >= 2:
-        target = next(
-            (argv[i + 1] for i, a in enumerate(argv[:-1]) if a in ("-t", "--target-directory")),
-            None,
-        )
-        if target is not None:
-            return [target.rstrip("/") + "/" + o.rsplit("/", 1)[-1] for o in operands]
-        dest, sources = operands[-1], operands[:-1]
-        return [dest] + [dest.rstrip("/") + "/" + s.rsplit("/", 1)[-1] for s in sources]
-    return []
-
-
-def _protected_write_warning(part: CommandPart, home: Path) -> str | None:
-    for raw in _written_by(part):
-        for path in _resolve_all(raw, part.cwd, home):
-            why = protected_reason(path)
-            if why is not None:
-                return f"{_name(part.argv)} writes {raw.replace(DYN, '$…')}: {why}"
-    return None
-
-
 def _part_warnings(
     part: CommandPart, analysis: BashAnalysis, project_root: Path, home: Path
 ) -> list[str]:
@@ -292,9 +259,6 @@ def _part_warnings(
         warning = _find_warning(part, analysis, project_root, home)
         if warning:
             out.append(warning)
-    written = _protected_write_warning(part, home)
-    if written:
-        out.append(written)
     return out
 
 
@@ -402,7 +366,13 @@ def _download_then_run(analysis: BashAnalysis, home: Path) -> list[str]:
             for raw in part.argv[1:]:
                 files.update(_resolve_all(raw, part.cwd, home))
 
+    # An archive unpacked beside a download writes names nobody can tell in advance:
+    # then any relative path counts as downloaded (`curl URL | tar xz && ./t/install.sh`).
+    unpacked = any(_name(p.argv) in _UNPACKERS for p in analysis.parts)
+
     def downloaded(raw: str, cwds: tuple[Path, ...] | None) -> bool:
+        if unpacked and DYN not in raw and not raw.startswith(("/", "~")):
+            return True
         return any(
             path in files or any(path.is_relative_to(d) for d in dirs)
             for path in _resolve_all(raw, cwds, home)
