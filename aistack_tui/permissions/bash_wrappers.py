@@ -19,6 +19,7 @@ from aistack_tui.permissions.bash_model import (
     SHELLS,
     AnalysisContext,
     CommandPart,
+    FileAccess,
 )
 
 # Programs a pipeline stage may start with that only run the next word; the walker's
@@ -222,6 +223,15 @@ def add_part(
             elif word.startswith("-I") and len(word) > 2:
                 replace = word[2:]
                 i += 1
+            elif word in ("-a", "--arg-file") or word.startswith(("--arg-file=", "-a")):
+                # xargs reads its arguments from this file: a read like `<` would be.
+                if word in ("-a", "--arg-file"):
+                    value = argv[i + 1] if i + 1 < len(argv) else ""
+                    i += 2
+                else:
+                    value = word.split("=", 1)[1] if "=" in word else word[2:]
+                    i += 1
+                ctx.analysis.files.append(FileAccess(value, False, ctx.cwd, text))
             elif word in _XARGS_OPTS:
                 i += 2
             else:

@@ -56,7 +56,7 @@ from aistack_tui.permissions.types import (
     PermissionMode,
     PermissionRequest,
 )
-from aistack_tui.permissions.writes import known_writes
+from aistack_tui.permissions.writes import implied_writes
 
 _PATH_TOOLS_FILE_KEY = ("file_path", "notebook_path")
 
@@ -532,7 +532,9 @@ class PermissionEngine:
         return None
 
     def _implied_writes(self, part: CommandPart) -> list[tuple[str, Path]]:
-        return [(raw, cwd) for raw in known_writes(part.argv) for cwd in part.cwd or (self.cwd,)]
+        return [
+            (raw, cwd) for raw in implied_writes(part.argv) for cwd in part.cwd or (self.cwd,)
+        ]
 
     def _protected_writes(self, analysis: BashAnalysis) -> list[str]:
         """Why a command that writes without a redirection (`tee -a ~/.bashrc`, `git config`,
@@ -540,6 +542,9 @@ class PermissionEngine:
         reasons: list[str] = []
         for part in analysis.parts:
             for raw, cwd in self._implied_writes(part):
+                if DYN in raw:
+                    reasons.append(f"{_show(part.argv)} writes a path only known at run time")
+                    continue
                 try:
                     path = self._resolve(raw, cwd)
                 except PathError:

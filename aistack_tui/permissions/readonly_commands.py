@@ -106,15 +106,15 @@ _add("tail", Spec("paths", flags="qvz", values="nc", long_flags=_STD | _w(
     "quiet silent verbose zero-terminated"), long_values=_w("bytes lines"), digits_ok=True))
 _add("wc", Spec("paths", flags="cmlLw", long_flags=_STD | _w(
     "bytes chars lines max-line-length words"), long_values=_w("total"),
-    long_paths=_w("files0-from")))
+    forbidden=_w("files0-from")))  # reads the files a list names: contents unknown here
 _add("stat", Spec("paths", flags="fLt", values="c", long_flags=_STD | _w(
     "dereference file-system terse"), long_values=_w("format printf cached")))
-_add("file", Spec("paths", flags="bcEhikLNnprsvzZ0S", values="eFP", path_values="mf",
+_add("file", Spec("paths", flags="bcEhikLNnprsvzZ0S", values="eFP", path_values="m",
                   long_flags=_STD | _w(
                       "brief mime mime-type mime-encoding dereference no-dereference "
                       "keep-going uncompress no-pad print0 preserve-date raw special-files"),
                   long_values=_w("exclude exclude-quiet separator parameter"),
-                  long_paths=_w("magic-file files-from")))
+                  long_paths=_w("magic-file"), forbidden=_w("files-from")))
 _SUMS = Spec("paths", flags="btz", long_flags=_STD | _w("binary text zero tag"))
 _add("md5sum sha1sum sha224sum sha256sum sha384sum sha512sum", _SUMS)
 _add("b2sum", Spec("paths", flags="btz", values="l", long_flags=_STD | _w("binary text zero tag"),
@@ -545,7 +545,8 @@ def _git(argv: tuple[str, ...], globbed: frozenset[int]) -> ReadOnly | None:
     if i >= len(argv):
         return None
     sub, rest = argv[i], argv[i + 1 :]
-    if not all(_git_option_ok(w) for w in rest if w.startswith("-") and w != "-"):
+    options = rest[: rest.index("--")] if "--" in rest else rest
+    if not all(_git_option_ok(w) for w in options if w.startswith("-") and w != "-"):
         return None
     if sub in _GIT_READ:
         result.git_content = sub in _GIT_CONTENT
@@ -583,8 +584,12 @@ def _git(argv: tuple[str, ...], globbed: frozenset[int]) -> ReadOnly | None:
         return result
     else:
         return None  # aliases, fetch/pull/push/clone and anything that writes
+    after_dashes = False
     for offset, word in enumerate(rest, start=i + 1):
-        if word.startswith("-"):
+        if word == "--" and not after_dashes:
+            after_dashes = True
+            continue
+        if word.startswith("-") and not after_dashes:
             continue
         if ":" in word and not word.startswith(("/", "./", "../")):
             # `HEAD:private/x`, `:0:path`: the object's path, relative to the repo root.

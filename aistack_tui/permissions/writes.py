@@ -9,8 +9,6 @@ it (and then runs in the sandbox, which keeps protected paths read-only).
 
 from __future__ import annotations
 
-from aistack_tui.permissions.bash_model import DYN
-
 
 def _operands(argv: tuple[str, ...], with_value: frozenset[str] = frozenset()) -> list[str]:
     out: list[str] = []
@@ -112,7 +110,3 @@ def _git_writes(argv: tuple[str, ...]) -> list[str]:
         return [".git/config"]
     return []
 
-
-def known_writes(argv: tuple[str, ...]) -> list[str]:
-    """`implied_writes` without the words only known at run time."""
-    return [w for w in implied_writes(argv) if w and DYN not in w]

@@ -78,12 +78,9 @@ class Sandbox(ABC):
             raise SandboxError(str(e)) from e
 
     def after_command(self, policy: ExecPolicy) -> list[Path]:
-        """Clean up after a command ran under `policy`: forget the cached walk (it may have
-        created files) and remove protected paths it created; returns those removed."""
+        """Remove protected paths a command created under `policy`; returns those removed."""
         if policy.tier == "read":
             return []
-        if self.exposure is not None:
-            self.exposure.invalidate()
         return created_protected(policy)
 
     def validate_path(self, path: str | Path, base: Path | None = None) -> Path:

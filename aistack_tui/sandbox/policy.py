@@ -13,8 +13,9 @@ turns that grant into the concrete lists the sandbox binds:
   bind over, so these cannot be frozen; the Bash tool removes any of them a command
   creates and tells the model (see `created_protected`).
 
-The walk is the only costly part, so its result is kept for a short time: a burst of
-commands pays for one walk, and a file created a moment ago is seen on the next one.
+The walk is the only costly part (about 150 ms for 5,000 files), so its result is kept
+for `SCAN_TTL_SECONDS`: a file created since is masked from the next walk on. The
+parser's own secrets and deny checks still apply to it in the meantime.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 from aistack_tui.permissions.paths import is_within
 from aistack_tui.permissions.types import ExecGrant, ExecTier
 
-SCAN_TTL_SECONDS = 2.0
+SCAN_TTL_SECONDS = 10.0
 MAX_SCANNED_ENTRIES = 50_000
 """A walk stops here (a home directory can hold millions of files); what it found stays."""
 MAX_MASKS = 400

@@ -7,6 +7,8 @@ deny; every other mismatch fails too, so expectations stay exact.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -14,7 +16,7 @@ from typing import Any
 from aistack_tui.permissions.engine import request_for_test
 from aistack_tui.permissions.types import PermissionRequest
 
-from .conftest import World
+from .conftest import World, make_world
 
 CORPUS = Path(__file__).parent / "corpus"
 
@@ -41,13 +43,33 @@ def _request(case: dict[str, Any], world: World) -> PermissionRequest:
     return request_for_test(test)
 
 
-def test_corpus_has_no_unsafe_allow_and_matches_expectations(world: World) -> None:
+def _prepared_world(case: dict[str, Any], world: World, tmp_path: Path) -> World:
+    """The shared world, or a fresh one where the case's proof needs files set up first:
+    the engine judges the file system the command would really run against."""
+    setup = (case.get("proof") or {}).get("setup")
+    if not setup:
+        return world
+    fresh = make_world(tmp_path / f"case-{abs(hash(case['where']))}")
+    subprocess.run(["bash", "-c", setup], cwd=fresh.root, check=True, capture_output=True,
+                   env=_proof_env(fresh))
+    return fresh
+
+
+def _proof_env(world: World) -> dict[str, str]:
+    return {"PATH": os.environ["PATH"], "HOME": str(world.home), "AISTACK_PROOF": "proof-token",
+            "LC_ALL": "C"}
+
+
+def test_corpus_has_no_unsafe_allow_and_matches_expectations(
+    world: World, tmp_path: Path
+) -> None:
     cases = load_corpus()
-    assert len(cases) >= 300
+    assert len(cases) >= 400
     unsafe: list[str] = []
     mismatched: list[str] = []
     by_class: Counter[str] = Counter()
     for case in cases:
+        world = _prepared_world(case, world, tmp_path) if case.get("proof") else world
         engine = world.engine(
             case["allow"], case["ask"], case["deny"], mode=case["mode"], cwd=world.root
         )
@@ -69,3 +91,34 @@ def test_corpus_has_no_unsafe_allow_and_matches_expectations(world: World) -> No
     )
     assert not unsafe, "engine allowed what must ask or deny:\n" + "\n".join(unsafe)
     assert not mismatched, "\n".join(mismatched)
+
+
+def _proven_cases() -> list[dict[str, Any]]:
+    return [
+        c for c in load_corpus()
+        if c.get("proof") and ("created" in c["proof"] or "stdout" in c["proof"])
+    ]
+
+
+def test_every_escape_with_a_proof_is_real_when_run_directly(tmp_path: Path) -> None:
+    """Each escape counts only if running it straight in bash, in a throwaway world, has
+    the effect it claims (creates the marker, or prints the protected data)."""
+    cases = _proven_cases()
+    assert len(cases) >= 100
+    not_real: list[str] = []
+    for n, case in enumerate(cases):
+        world = make_world(tmp_path / f"proof-{n}")
+        env = _proof_env(world)
+        proof = case["proof"]
+        if proof.get("setup"):
+            subprocess.run(["bash", "-c", proof["setup"]], cwd=world.root, check=True,
+                           capture_output=True, env=env)
+        run = subprocess.run(["bash", "-c", world.fill(case["command"])], cwd=world.root,
+                             capture_output=True, text=True, env=env, timeout=20, check=False)
+        created = proof.get("created")
+        if created and not (world.root / created).exists():
+            not_real.append(f"{case['where']} {case['command']!r}: {created} not created")
+        wanted = proof.get("stdout")
+        if wanted and wanted not in run.stdout + run.stderr:
+            not_real.append(f"{case['where']} {case['command']!r}: printed no {wanted!r}")
+    assert not not_real, "\n".join(not_real)
