@@ -227,7 +227,11 @@ async def attach_extensions(
     trust: TrustDecision | None = None,
 ) -> Extensions:
     from aistack_tui.context.injection import ContextInjector
+    from aistack_tui.permissions.access import install_access_services
 
+    # Tools that reach past their own call (Grep, Glob, CodeSearch, WebFetch redirects)
+    # ask the engine about each file or hop through these.
+    install_access_services(context.services, engine)
     ext = Extensions()
     try:
         ext.skills = attach_skills(config, tools, context, engine, trust=trust)

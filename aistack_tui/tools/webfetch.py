@@ -4,16 +4,25 @@ No second model call summarises the page (the agent's own model reads it); inste
 `prompt` is echoed as a heading so the model knows what it was looking for when the long
 page comes back. Time, size and redirect limits keep a hostile or huge page from
 stalling the session; binary responses are refused rather than mangled.
+
+Redirects are followed one hop at a time, each checked with the permission engine
+(`ctx.services["fetch_check"]`) as a WebFetch call to that URL would be: a hop to a
+denied host stops the fetch, and a hop to another host that would ask is not followed;
+the model is told the target, so that a new WebFetch call for it asks the user. Hops
+within the host the call was approved for only have to be not denied.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from urllib.parse import urlparse
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import urljoin, urlparse, urlsplit
 
 from pydantic import Field
 
+from aistack_tui.permissions.access import FETCH_CHECK
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -95,6 +104,35 @@ def _truncate(text: str, limit: int) -> str:
     return text[:cut] + f"\n\n[Content truncated: showing {cut} of {len(text)} characters.]"
 
 
+def _host(url: str) -> str:
+    try:
+        return (urlsplit(url).hostname or "").rstrip(".").lower()
+    except ValueError:
+        return ""
+
+
+def _check_hop(origin: str, current: str, target: str, check: Callable[[str], Any] | None) -> None:
+    """Raise unless the redirect from `current` to `target` may be followed silently."""
+    where = f"{current} redirected to {target}"
+    if urlsplit(target).scheme not in ("http", "https") or not _host(target):
+        raise ToolError(f"{where}, which is not an http(s) URL; the redirect was not followed.")
+    decision = check(target) if check is not None else None
+    if decision is not None and decision.behavior == "deny":
+        raise ToolError(
+            f"{where}; fetching that URL is denied ({decision.reason}). "
+            "The redirect was not followed."
+        )
+    if _host(target) == _host(origin):
+        return  # the host this call was approved for
+    if decision is not None and decision.behavior == "allow":
+        return
+    raise ToolError(
+        f"{where}, on another host ({_host(target)}) that needs the user's approval, so the "
+        f"redirect was not followed. To read it, make a new WebFetch call with the url "
+        f"{target} (the user will be asked)."
+    )
+
+
 class WebFetchTool(CompactSpec, Tool[WebFetchArgs]):
     name = "WebFetch"
     args_model = WebFetchArgs
@@ -126,11 +164,11 @@ class WebFetchTool(CompactSpec, Tool[WebFetchArgs]):
             )
         try:
             async with asyncio.timeout(self.timeout):
-                final_url, content_type, body, status = await self._fetch(args.url)
+                final_url, content_type, body, status = await self._fetch(
+                    args.url, ctx.services.get(FETCH_CHECK)
+                )
         except TimeoutError:
             raise ToolError(f"Fetching {args.url} timed out after {self.timeout:g} s.") from None
-        except httpx.TooManyRedirects:
-            raise ToolError(f"{args.url} redirected more than {MAX_REDIRECTS} times.") from None
         except httpx.HTTPError as e:
             raise ToolError(f"Could not fetch {args.url}: {type(e).__name__}: {e}") from None
 
@@ -156,28 +194,38 @@ class WebFetchTool(CompactSpec, Tool[WebFetchArgs]):
             ),
         )
 
-    async def _fetch(self, url: str) -> tuple[str, str, bytes, int]:
+    async def _fetch(
+        self, url: str, check: Callable[[str], Any] | None
+    ) -> tuple[str, str, bytes, int]:
         import httpx
 
-        async with (
-            httpx.AsyncClient(
-                follow_redirects=True,
-                max_redirects=MAX_REDIRECTS,
-                timeout=httpx.Timeout(self.timeout),
-                headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/*;q=0.9, */*;q=0.5"},
-            ) as client,
-            client.stream("GET", url) as response,
-        ):
-            declared = response.headers.get("content-length", "")
-            if declared.isdigit() and int(declared) > self.max_bytes:
+        async with httpx.AsyncClient(
+            follow_redirects=False,
+            timeout=httpx.Timeout(self.timeout),
+            headers={"User-Agent": USER_AGENT, "Accept": "text/html, text/*;q=0.9, */*;q=0.5"},
+        ) as client:
+            current = url
+            for _ in range(MAX_REDIRECTS + 1):
+                async with client.stream("GET", current) as response:
+                    if response.is_redirect:
+                        target = urljoin(str(response.url), response.headers["location"])
+                        _check_hop(url, current, target, check)
+                        current = target
+                        continue
+                    return await self._read(current, response)
+        raise ToolError(f"{url} redirected more than {MAX_REDIRECTS} times.")
+
+    async def _read(self, url: str, response: Any) -> tuple[str, str, bytes, int]:
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            raise ToolError(self._too_large(url))
+        body = bytearray()
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > self.max_bytes:
                 raise ToolError(self._too_large(url))
-            body = bytearray()
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > self.max_bytes:
-                    raise ToolError(self._too_large(url))
-            content_type = response.headers.get("content-type", "")
-            return str(response.url), content_type, bytes(body), response.status_code
+        content_type = response.headers.get("content-type", "")
+        return str(response.url), content_type, bytes(body), response.status_code
 
     def _too_large(self, url: str) -> str:
         return f"{url} is larger than the {self.max_bytes // (1024 * 1024) or self.max_bytes} " + (

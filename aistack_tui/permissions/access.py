@@ -1,0 +1,45 @@
+"""The permission engine as services for tools that reach further than their own call.
+
+A tool call is checked once, for what the model asked for. Some tools then reach more:
+Grep and Glob walk a tree whose files the engine never saw one by one, the code index
+returns chunks of any indexed file, and WebFetch may be redirected to another host. They
+ask these callables, put in `ToolContext.services` when the session is composed, so each
+file or hop gets the same answer a direct call for it would get, and the tools layer
+never holds the engine itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from aistack_tui.permissions.types import Decision, PermissionChecker, PermissionRequest
+
+READ_ALLOWED = "read_allowed"
+"""`Callable[[Path], bool]`: whether a Read of this file would be allowed without asking."""
+FETCH_CHECK = "fetch_check"
+"""`Callable[[str], Decision]`: what a WebFetch call for this URL would be told."""
+
+
+def read_allowed(engine: PermissionChecker) -> Callable[[Path], bool]:
+    """True only when the engine allows a Read of `path` outright (not ask, not deny), so
+    a deny rule, a secrets file or a path outside the project keeps a file out of results."""
+
+    def allowed(path: Path) -> bool:
+        request = PermissionRequest("Read", {"file_path": str(path)}, read_only=True)
+        return engine.check(request).behavior == "allow"
+
+    return allowed
+
+
+def fetch_check(engine: PermissionChecker) -> Callable[[str], Decision]:
+    def check(url: str) -> Decision:
+        return engine.check(PermissionRequest("WebFetch", {"url": url}, read_only=True))
+
+    return check
+
+
+def install_access_services(services: dict[str, Any], engine: PermissionChecker) -> None:
+    services[READ_ALLOWED] = read_allowed(engine)
+    services[FETCH_CHECK] = fetch_check(engine)
