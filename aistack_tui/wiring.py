@@ -210,6 +210,7 @@ async def attach_knowledge(
     from aistack_tui.tools.code_search import CodeSearchTool
 
     index = await KnowledgeIndex.open(config.home, config.project_root)
+    index.read_allowed = context.services.get("read_allowed")  # results obey Read rules
     context.services["knowledge"] = index
     index.start_background_refresh(watch_interval=KNOWLEDGE_WATCH_INTERVAL if watch else None)
     return index, [CodeSearchTool()]

@@ -6,6 +6,12 @@ changed, embeds new chunks, rebuilds the repo-map graph; optionally keeps pollin
 `search` / `context_block` at any time, answering from whatever is indexed so far →
 `close`. A refresh never blocks a turn: searches interleave with its batches, and the
 repo map uses the graph of the previous refresh until the new one is ready.
+
+Every answer is filtered at query time, not only when indexing: a file that is agent
+configuration or a secret, that now resolves outside the project, or that `read_allowed`
+(the session's permission engine: a Read deny rule, a secrets file) refuses, is left out
+of search results, the injected chunks and the repo map. So a deny rule added after the
+index was built, or an index an earlier session built without it, cannot leak the file.
 """
 
 from __future__ import annotations
@@ -31,7 +37,13 @@ from aistack_tui.knowledge.repo_map import RepoGraph, build_graph
 from aistack_tui.knowledge.search import hybrid_search
 from aistack_tui.knowledge.store import FileState, IndexStore, ParsedFile
 from aistack_tui.knowledge.types import CodeHit, IndexStats
-from aistack_tui.knowledge.walker import MAX_FILE_BYTES, WalkEntry, walk
+from aistack_tui.knowledge.walker import (
+    MAX_FILE_BYTES,
+    WalkEntry,
+    never_indexed,
+    resolved_inside,
+    walk,
+)
 from aistack_tui.knowledge.watcher import poll_forever
 from aistack_tui.storage.disposable_thread import run_disposable
 from aistack_tui.storage.embeddings import Embedder
@@ -71,6 +83,8 @@ class KnowledgeIndex:
         self._graph_task: asyncio.Task[None] | None = None
         self._graph_stale = False
         self._closed = False
+        self.read_allowed: Callable[[Path], bool] | None = None
+        """Set by the session: whether its permission engine lets Read see a file."""
 
     @classmethod
     async def open(
@@ -120,7 +134,10 @@ class KnowledgeIndex:
         """Re-check just these files (after an Edit or Write), without walking the tree."""
         async with self._lock:
             started = time.perf_counter()
-            wanted = [r for r in (self._relative(raw) for raw in paths) if r is not None]
+            wanted = [
+                r for r in (self._relative(raw) for raw in paths)
+                if r is not None and not never_indexed(r)
+            ]
             states = await self.store.file_states(wanted)
             entries: list[WalkEntry] = []
             removed: list[str] = []
@@ -368,11 +385,35 @@ class KnowledgeIndex:
 
     # -- querying ---------------------------------------------------------------------
 
+    def visible(self) -> Callable[[str], bool]:
+        """A per-query check of project-relative paths (see the module docstring)."""
+        root = str(self.project_root)
+        allowed = self.read_allowed
+        seen: dict[str, bool] = {}
+
+        def check(rel: str) -> bool:
+            known = seen.get(rel)
+            if known is not None:
+                return known
+            target = None if never_indexed(rel) else resolved_inside(root, rel)
+            ok = target is not None and not never_indexed(target)
+            if ok and allowed is not None:
+                try:
+                    ok = allowed(self.project_root / rel)
+                except Exception:  # fail closed: an error must not show the file
+                    ok = False
+            seen[rel] = ok
+            return ok
+
+        return check
+
     async def search(self, query: str, limit: int = 10) -> list[CodeHit]:
         """Hybrid search (FTS5 + vectors + symbol names, fused with RRF)."""
         if not query.strip():
             return []
-        return await hybrid_search(self.store, self.embedder, query, max(1, min(limit, 100)))
+        return await hybrid_search(
+            self.store, self.embedder, query, max(1, min(limit, 100)), visible=self.visible()
+        )
 
     async def context_block(
         self, message: str, mentioned_files: list[str], token_budget: int
@@ -381,7 +422,7 @@ class KnowledgeIndex:
         mentioned = [r for r in (self._relative(p) for p in mentioned_files) if r]
         block = await build_context_block(
             self.store, self.embedder, self.graph, message, mentioned, token_budget,
-            chunk_count=self.chunk_count,
+            chunk_count=self.chunk_count, visible=self.visible(),
         )  # fmt: skip
         self.last_context = block
         return block

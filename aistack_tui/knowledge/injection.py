@@ -11,6 +11,7 @@ Token counts are estimated as characters / 4, the same estimate the context laye
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 
 from aistack_tui.knowledge.repo_map import (
     MAP_KINDS,
@@ -93,8 +94,13 @@ async def build_context_block(
     token_budget: int,
     *,
     chunk_count: int = 0,
+    visible: Callable[[str], bool] | None = None,
 ) -> str:
-    """The injected text (empty when the budget is too small or nothing is indexed)."""
+    """The injected text (empty when the budget is too small or nothing is indexed).
+
+    `visible(path)` keeps files the session may not read out of both the chunks and the
+    map (see `KnowledgeIndex.visible`).
+    """
     if token_budget < 50:
         return ""
     budget_chars = token_budget * 4
@@ -105,6 +111,7 @@ async def build_context_block(
             store, embedder, message, TOP_CHUNKS,
             use_vectors=chunk_count <= TURN_VECTOR_MAX_CHUNKS
             or (cache is not None and cache.scales),
+            visible=visible,
         )  # fmt: skip
     map_text = ""
     if graph is not None and graph.paths:
@@ -113,7 +120,17 @@ async def build_context_block(
         # Fetch only as many files as the budget can show (a file's entry is ~150
         # tokens), so a small budget does not pay for symbols it would drop.
         wanted = max(MIN_MAP_FILES, min(MAX_MAP_FILES, map_budget // TOKENS_PER_FILE + 2))
-        file_ids = rank_files(graph, seeds, wanted)
+        if visible is None:
+            file_ids = rank_files(graph, seeds, wanted)
+        else:
+            # Ask for more than needed, since hidden files drop out after ranking; rank
+            # them all only when that was not enough.
+            file_ids = []
+            for ask in (wanted * 2, len(graph.paths)):
+                ranked = rank_files(graph, seeds, ask)
+                file_ids = [f for f in ranked if visible(graph.paths.get(f, ""))][:wanted]
+                if len(file_ids) >= wanted or len(ranked) < ask:
+                    break
         symbols = await _map_symbols(store, missing_entries(graph, file_ids))
         map_chars = map_budget * 4 - len(_HEADER) - len(_MAP_HEADING)
         map_text = render_map(graph, file_ids, symbols, max(0, map_chars) // 4)

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from aistack_tui.knowledge.extract import extract
 from aistack_tui.knowledge.store import ParsedFile, embed_text
 from aistack_tui.knowledge.types import FileExtraction
+from aistack_tui.knowledge.walker import never_indexed, resolved_inside
 
 BATCH = 48
 EMBED_BATCH = 256
@@ -72,6 +73,12 @@ def parse_batch(root: str, jobs: Sequence[ParseJob], embed_dim: int) -> list[Par
     """Worker entry point (must stay a top-level function so a pool can pickle it)."""
     out: list[ParseOutcome] = []
     for job in jobs:
+        # Checked again here, where the file is read: a file swapped for a symlink out of
+        # the project (or into .git/, a secrets file...) after the walk is not read.
+        target = resolved_inside(root, job.path)
+        if target is None or never_indexed(target) or never_indexed(job.path):
+            out.append(ParseOutcome("skipped", job))
+            continue
         try:
             with open(os.path.join(root, job.path), "rb") as f:
                 data = f.read()

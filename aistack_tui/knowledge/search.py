@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import pairwise
 
 from aistack_tui.knowledge.chunks import split_identifier
@@ -183,8 +183,13 @@ async def hybrid_search(
     limit: int = 10,
     *,
     use_vectors: bool = True,
+    visible: Callable[[str], bool] | None = None,
 ) -> list[CodeHit]:
-    """The best `limit` chunks for a natural-language or identifier query."""
+    """The best `limit` chunks for a natural-language or identifier query.
+
+    `visible(path)` leaves out chunks of files the caller may not show; the fused ranking
+    is read page by page until `limit` visible chunks are found.
+    """
     terms = query_terms(query)
     vector_task = asyncio.ensure_future(_vectors(store, embedder, query)) if use_vectors else None
     try:
@@ -195,22 +200,31 @@ async def hybrid_search(
     finally:
         if vector_task is not None and not vector_task.done():
             vector_task.cancel()
-    fused = fuse([fts_ids, vector_ids, symbol_ids], [1.0, 0.7, 1.2])[: max(limit, 0)]
-    rows = await store.chunk_rows([chunk_id for chunk_id, _ in fused])
+    fused = fuse([fts_ids, vector_ids, symbol_ids], [1.0, 0.7, 1.2])
+    if limit <= 0:
+        return []
     hits: list[CodeHit] = []
-    for chunk_id, score in fused:
-        row = rows.get(chunk_id)
-        if row is None:
-            continue
-        hits.append(
-            CodeHit(
-                path=row.path,
-                start_line=row.start_line,
-                end_line=row.end_line,
-                symbol=row.symbol,
-                kind=row.kind,
-                snippet=_snippet(row.text),
-                score=round(score, 6),
+    page = limit if visible is None else max(limit * 2, 20)
+    for start in range(0, len(fused), page):
+        window = fused[start : start + page]
+        rows = await store.chunk_rows([chunk_id for chunk_id, _ in window])
+        for chunk_id, score in window:
+            row = rows.get(chunk_id)
+            if row is None or (visible is not None and not visible(row.path)):
+                continue
+            hits.append(
+                CodeHit(
+                    path=row.path,
+                    start_line=row.start_line,
+                    end_line=row.end_line,
+                    symbol=row.symbol,
+                    kind=row.kind,
+                    snippet=_snippet(row.text),
+                    score=round(score, 6),
+                )
             )
-        )
+            if len(hits) >= limit:
+                return hits
+        if visible is None:
+            break  # unfiltered: the first `limit` ids are the answer, as before
     return hits

@@ -5,6 +5,12 @@ plus `.aistackignore` files with the same syntax, and always skips version-contr
 folders, dependency and build folders, virtualenvs, files larger than `MAX_FILE_BYTES`
 and files of unknown type. Only `os.scandir` stat data is read here; contents are read
 by the parse workers, and only for files whose size or mtime changed.
+
+What is injected into every request must never be what the user keeps from the model:
+agent configuration (`.claude/`, `.agents/`, `.aistack/`, `.git/`, `.mcp.json`) and
+secrets files (`.env*`, keys, `credentials.json`...) are never indexed, directory
+symlinks are never followed, and a file symlink is indexed only when it resolves inside
+the project and to a file that would be indexed itself.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from pathlib import Path
 import pathspec
 
 from aistack_tui.knowledge.languages import language_for
+from aistack_tui.permissions.paths import is_secret
 
 MAX_FILE_BYTES = 1_000_000
 IGNORE_FILES = (".gitignore", ".aistackignore")
@@ -30,6 +37,36 @@ SKIP_DIRS: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 SKIP_SUFFIXES = (".min.js", ".min.css", ".map", ".lock", "-lock.json", ".pb.go", "_pb2.py")
+AGENT_CONFIG_DIRS: frozenset[str] = frozenset({".claude", ".agents", ".aistack", ".git"})
+AGENT_CONFIG_FILES: frozenset[str] = frozenset({".mcp.json"})
+
+
+def never_indexed(rel: str) -> bool:
+    """Whether a project-relative POSIX path is agent configuration or a secrets file.
+
+    Checked by the walker and again when the index answers, so an index built before
+    this rule existed cannot hand such a file to the model either.
+    """
+    parts = rel.split("/")
+    if parts[-1] in AGENT_CONFIG_FILES or any(p in AGENT_CONFIG_DIRS for p in parts[:-1]):
+        return True
+    return is_secret(Path(rel))
+
+
+def resolved_inside(root: str, rel: str) -> str | None:
+    """`root/rel` with every symlink resolved, relative to the resolved `root`, or None
+    when it leads out of the project."""
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(real_root, rel))
+    prefix = real_root.rstrip(os.sep) + os.sep
+    if not real.startswith(prefix):
+        return None
+    return real[len(prefix) :].replace(os.sep, "/")
+
+
+def _symlink_ok(root: str, rel: str) -> bool:
+    target = resolved_inside(root, rel)
+    return target is not None and not never_indexed(target)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +123,9 @@ def walk(root: Path) -> Iterator[WalkEntry]:
             rel = f"{rel_dir}/{name}" if rel_dir else name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if name in SKIP_DIRS or name.endswith(".egg-info"):
+                    if name in SKIP_DIRS or name in AGENT_CONFIG_DIRS or name.endswith(
+                        ".egg-info"
+                    ):
                         continue
                     if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
                         continue
@@ -97,7 +136,9 @@ def walk(root: Path) -> Iterator[WalkEntry]:
                 if not entry.is_file():
                     continue
                 language = language_for(name)
-                if language is None or name.endswith(SKIP_SUFFIXES):
+                if language is None or name.endswith(SKIP_SUFFIXES) or never_indexed(rel):
+                    continue
+                if entry.is_symlink() and not _symlink_ok(root_str, rel):
                     continue
                 if specs and _ignored(specs, rel, False):
                     continue

@@ -2,7 +2,9 @@
 
 The index (a `KnowledgeIndex`) is found in `ctx.services["knowledge"]`; the tools layer
 does not import the knowledge package, it calls `search(query, limit)` by duck typing.
-The tool reads only the agent's own index, so it needs no permission (DESIGN.md §11).
+The tool reads only the agent's own index, so it needs no permission (DESIGN.md §11);
+in exchange it shows nothing a Read could not: the index drops files the session's
+engine refuses, and the results are checked once more against `read_allowed` here.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 from pydantic import Field
 
+from aistack_tui.permissions.access import READ_ALLOWED
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -51,6 +54,9 @@ class CodeSearchTool(Tool[CodeSearchArgs]):
         if index is None:
             raise ToolError(_OFF)
         hits = await index.search(args.query, args.limit)
+        allowed: Any = ctx.services.get(READ_ALLOWED)
+        if allowed is not None:
+            hits = [h for h in hits if allowed(ctx.project_root / h.path)]
         if not hits:
             return ToolOutput(
                 f"No indexed code matches {args.query!r}. The index may still be building; "
