@@ -3,6 +3,8 @@
 ripgrep does the walking (`rg --files --glob`), so results respect `.gitignore` exactly
 as the user's own searches do, and hidden files are included but `.git/` never is.
 Newest-first ordering puts the files someone is working on at the top of a capped list.
+Symlinks are never followed while walking, and files the session's Read check refuses
+(a Read deny rule, a secrets file) are left out of the list.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from aistack_tui.tools.base import (
 from aistack_tui.tools.files import display_path
 from aistack_tui.tools.process import find_rg, run_capped
 from aistack_tui.tools.schema import CompactSpec
+from aistack_tui.tools.visibility import read_filter
 
 MAX_RESULTS = 100
 SEARCH_TIMEOUT = 30.0
@@ -86,6 +89,7 @@ class GlobTool(CompactSpec, Tool[GlobArgs]):
             "--no-config",
             "--files",
             "--hidden",
+            "--no-follow",
             "--no-messages",
             "--glob",
             pattern,
@@ -96,7 +100,8 @@ class GlobTool(CompactSpec, Tool[GlobArgs]):
         if result.returncode == 2 and not result.stdout:
             message = result.stderr.strip().removeprefix("rg: ") or "invalid pattern"
             raise ToolError(f"Invalid glob pattern {args.pattern!r}: {message}")
-        found = [line for line in result.stdout.splitlines() if line]
+        visible = read_filter(ctx)
+        found = [line for line in result.stdout.splitlines() if line and visible(root / line)]
         shown = display_path(root, ctx)
         if not found:
             return ToolOutput(

@@ -3,10 +3,16 @@
 The argument names mirror ripgrep's flags (`-i`, `-n`, `-A`, `-B`, `-C`) because that is
 what models are trained on. Paths in the output are relative to the working directory
 when the search is inside it, which keeps results short and directly usable by Read.
+
+ripgrep never follows a symlink while walking (`--no-follow`), so a search cannot leave
+the project through one. It prints each file name followed by a NUL, so every result
+line is known to belong to one file, and a file the session's Read check refuses (a Read
+deny rule, a secrets file) is dropped from the results whatever `glob` or `type` said.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -24,6 +30,7 @@ from aistack_tui.tools.files import display_path
 from aistack_tui.tools.glob import sort_newest_first
 from aistack_tui.tools.process import find_rg, run_capped
 from aistack_tui.tools.schema import CompactSpec
+from aistack_tui.tools.visibility import read_filter
 
 SEARCH_TIMEOUT = 30.0
 MAX_OUTPUT_BYTES = 2 * 1024 * 1024
@@ -66,6 +73,34 @@ def _strip_dot(line: str) -> str:
     return line[2:] if line.startswith("./") else line
 
 
+def _visible_lines(stdout: str, args: GrepArgs, visible: Callable[[str], bool]) -> list[str]:
+    """ripgrep's `--null` output as the usual `path:line` lines, hidden files left out."""
+    if args.output_mode == "files_with_matches":
+        return [p for p in (_strip_dot(x) for x in stdout.split("\0")) if p and visible(p)]
+    out: list[str] = []
+    for line in stdout.splitlines():
+        path, nul, rest = line.partition("\0")
+        if not nul:
+            if line == "--" and out and out[-1] != "--":
+                out.append(line)  # separator between context groups
+            continue
+        path = _strip_dot(path)
+        if not visible(path):
+            continue
+        if args.output_mode == "count":
+            out.append(f"{path}:{rest}")
+            continue
+        number = len(rest) - len(rest.lstrip("0123456789"))
+        # A match line is `path:N:text`, a context line `path-N-text`, as without --null.
+        sep = ":"
+        if args.line_numbers and number and rest[number : number + 1] in (":", "-"):
+            sep = rest[number]
+        out.append(f"{path}{sep}{rest}")
+    while out and out[-1] == "--":
+        out.pop()
+    return out
+
+
 class GrepTool(CompactSpec, Tool[GrepArgs]):
     name = "Grep"
     args_model = GrepArgs
@@ -84,11 +119,13 @@ class GrepTool(CompactSpec, Tool[GrepArgs]):
             find_rg(),
             "--no-config",
             "--hidden",
+            "--no-follow",
             "--glob",
             "!.git/",
             "--color",
             "never",
             "--no-messages",
+            "--null",
         ]
         if args.case_insensitive:
             argv.append("-i")
@@ -127,7 +164,8 @@ class GrepTool(CompactSpec, Tool[GrepArgs]):
         )
         if result.returncode == 2 and not result.stdout:
             raise ToolError(self._explain(result.stderr, args))
-        lines = [_strip_dot(ln) for ln in result.stdout.splitlines() if ln]
+        visible = read_filter(ctx)
+        lines = _visible_lines(result.stdout, args, lambda rel: visible(ctx.cwd / rel))
         shown = display_path(target_path, ctx)
         base = f'Grep "{args.pattern}" in {shown}'
         if not lines:

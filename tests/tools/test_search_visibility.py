@@ -1,0 +1,101 @@
+"""Grep and Glob show no file a Read could not see, and never walk through a symlink."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from aistack_tui.permissions.access import install_access_services
+from aistack_tui.permissions.engine import PermissionEngine
+from aistack_tui.permissions.rules import RuleLayer
+from aistack_tui.tools.base import ToolContext
+from aistack_tui.tools.glob import GlobTool
+from aistack_tui.tools.grep import GrepTool
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("before\nneedle public\nafter\n")
+    (root / "src" / "odd:name-1-x.py").write_text("needle odd\n")
+    (root / "private").mkdir()
+    (root / "private" / "p.py").write_text("needle private\n")
+    (root / ".env").write_text("KEY=needle-env\n")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "leak.py").write_text("needle outside\n")
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    (root / "lf.py").symlink_to(outside / "leak.py")
+    return root
+
+
+def _ctx(root: Path, deny: list[str] | None = None) -> ToolContext:
+    ctx = ToolContext(project_root=root, cwd=root, home=root.parent)
+    if deny is not None:
+        engine = PermissionEngine(
+            layers=[RuleLayer("test", deny=deny)], mode="default", project_root=root,
+            home=root.parent,
+        )
+        install_access_services(ctx.services, engine)
+    return ctx
+
+
+async def _grep(ctx: ToolContext, **raw: object) -> str:
+    tool = GrepTool()
+    out = await tool.run(tool.parse_args({"pattern": "needle", **raw}), ctx)
+    assert isinstance(out.content, str)
+    return out.content
+
+
+async def _glob(ctx: ToolContext, pattern: str) -> str:
+    tool = GlobTool()
+    out = await tool.run(tool.parse_args({"pattern": pattern}), ctx)
+    assert isinstance(out.content, str)
+    return out.content
+
+
+HIDDEN = ("private", "needle-env", ".env", "outside", "lf.py", "linked")
+
+
+async def test_grep_content_keeps_format_and_drops_hidden_files(project: Path) -> None:
+    ctx = _ctx(project, deny=["Read(./private/**)"])
+    text = await _grep(ctx, output_mode="content", **{"-C": 1})
+    assert "src/a.py-1-before\nsrc/a.py:2:needle public\nsrc/a.py-3-after" in text
+    assert "src/odd:name-1-x.py:1:needle odd" in text
+    for word in HIDDEN:
+        assert word not in text
+
+
+@pytest.mark.parametrize("mode", ["files_with_matches", "count"])
+async def test_grep_file_modes_drop_hidden_files(project: Path, mode: str) -> None:
+    ctx = _ctx(project, deny=["Read(./private/**)"])
+    text = await _grep(ctx, output_mode=mode)
+    assert "src/a.py" in text
+    for word in HIDDEN:
+        assert word not in text
+    if mode == "count":
+        assert "Found 2 matches across 2 files." in text
+
+
+async def test_grep_glob_argument_cannot_reach_a_denied_file(project: Path) -> None:
+    ctx = _ctx(project, deny=["Read(./private/**)"])
+    assert await _grep(ctx, glob="private/**", output_mode="content") == "No matches found"
+    assert await _grep(ctx, glob=".env*", output_mode="content") == "No matches found"
+
+
+async def test_glob_drops_hidden_files_and_never_lists_through_symlinks(project: Path) -> None:
+    ctx = _ctx(project, deny=["Read(./private/**)"])
+    text = await _glob(ctx, "**/*")
+    assert str(project / "src" / "a.py") in text
+    for word in HIDDEN:
+        assert word not in text.replace(str(project), "")
+
+
+async def test_without_an_engine_secrets_are_still_left_out(project: Path) -> None:
+    ctx = _ctx(project)
+    text = await _grep(ctx, output_mode="content")
+    assert "needle private" in text  # no rules known: only the secrets default applies
+    assert "needle-env" not in text
+    assert ".env" not in (await _glob(ctx, "**/*")).replace(str(project), "")
