@@ -597,6 +597,8 @@ def attach_safety(session: AgentSession) -> None:
             rule_roots=engine.denied_roots,
             secret_files=[config.home / CREDENTIALS_FILE],
         )
+        if sandbox.confined:
+            sandbox.exposure.prefetch()
         session.tool_context.services["sandbox"] = sandbox
         engine.kernel_enforced = sandbox.confined
         if notice:

@@ -88,6 +88,7 @@ class PermissionEngine:
         self.extra_read_dirs = [real(Path(d)) for d in extra_read_dirs]
         self.cwd = real(cwd) if cwd is not None else self.project_root
         self.kernel_enforced = False
+        self._deny_dirs_cache: dict[str, list[Path]] = {}
         """True once an OS sandbox confines every Bash command (set by the session): the
         parser may then leave tree walks to the sandbox's masks. Without it, it asks."""
         self.local_settings_path = local_settings_path or (
@@ -143,7 +144,7 @@ class PermissionEngine:
         files are hidden too, unless an allow rule names them: a command allowed only
         because it looked read-only must not be the way round "reading secrets asks".
         """
-        if self._path_rule(self._deny, "Read", path) is not None:
+        if self._under_deny_dirs(path, "Read") and self._path_rule(self._deny, "Read", path):
             return True
         return (
             tier == "read"
@@ -153,7 +154,18 @@ class PermissionEngine:
 
     def frozen_for_commands(self, path: Path) -> bool:
         """Whether an Edit deny rule keeps `path` read-only for commands allowed to write."""
-        return self._path_rule(self._deny, "Edit", path) is not None
+        return self._under_deny_dirs(path, "Edit") and (
+            self._path_rule(self._deny, "Edit", path) is not None
+        )
+
+    def _under_deny_dirs(self, path: Path, family: str) -> bool:
+        """A cheap first test for the sandbox's walk over every file of the project: can any
+        deny rule of this family match below where `path` is?"""
+        dirs = self._deny_dirs_cache.get(family)
+        if dirs is None:
+            tools = READ_FAMILY if family == "Read" else EDIT_FAMILY
+            dirs = self._deny_dirs_cache[family] = self._deny_static_dirs(tools)
+        return any(is_within(path, d) for d in dirs)
 
     def denied_roots(self) -> list[Path]:
         """The directories below which a deny rule can match (where the sandbox looks)."""
@@ -543,7 +555,12 @@ class PermissionEngine:
         for part in analysis.parts:
             for raw, cwd in self._implied_writes(part):
                 if DYN in raw:
-                    reasons.append(f"{_show(part.argv)} writes a path only known at run time")
+                    # Under the sandbox protected paths are read-only whatever the target
+                    # turns out to be; without it, a target only known at run time asks.
+                    if not self.kernel_enforced:
+                        reasons.append(
+                            f"{_show(part.argv)} writes a path only known at run time"
+                        )
                     continue
                 try:
                     path = self._resolve(raw, cwd)
@@ -664,11 +681,21 @@ class PermissionEngine:
         return False
 
     def _read_deny_dirs(self) -> list[Path]:
-        """The deepest directory each Read deny rule is confined to (`private/**` ->
-        `<project>/private`; an unanchored `.env` -> its whole base)."""
+        return self._deny_static_dirs(READ_FAMILY)
+
+    def _deny_static_dirs(self, tools: frozenset[str]) -> list[Path]:
+        """The deepest directory each deny rule of `tools` is confined to (`private/**` ->
+        `<project>/private`; an unanchored `.env` -> its whole base). A bare `Read` deny
+        rule (no path) confines nothing: `/`."""
         out: list[Path] = []
-        for rule, compiled in self._compiled.items():
-            if rule not in self._deny or rule.tool not in READ_FAMILY:
+        for rule in self._deny:
+            if rule.tool not in tools:
+                continue
+            if rule.kind == "tool":
+                out.append(Path("/"))
+                continue
+            compiled = self._compiled.get(rule)
+            if compiled is None:
                 continue
             spec = rule.specifier or "**"
             pattern = spec[2:] if spec.startswith(("./", "~/")) else spec.lstrip("/")

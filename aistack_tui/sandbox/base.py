@@ -78,10 +78,12 @@ class Sandbox(ABC):
             raise SandboxError(str(e)) from e
 
     def after_command(self, policy: ExecPolicy) -> list[Path]:
-        """Remove protected paths a command created under `policy`; returns those removed."""
-        if policy.tier == "read":
-            return []
-        return created_protected(policy)
+        """Remove protected paths a command created under `policy`; returns those removed.
+        Then the walk starts again in the background, to see what the command created."""
+        removed = [] if policy.tier == "read" else created_protected(policy)
+        if self.exposure is not None:
+            self.exposure.prefetch()
+        return removed
 
     def validate_path(self, path: str | Path, base: Path | None = None) -> Path:
         """The resolved path if it lies inside one of the roots (any path when no roots).

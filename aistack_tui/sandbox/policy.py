@@ -13,16 +13,19 @@ turns that grant into the concrete lists the sandbox binds:
   bind over, so these cannot be frozen; the Bash tool removes any of them a command
   creates and tells the model (see `created_protected`).
 
-The walk is the only costly part (about 150 ms for 5,000 files), so its result is kept
-for `SCAN_TTL_SECONDS`: a file created since is masked from the next walk on. The
-parser's own secrets and deny checks still apply to it in the meantime.
+The walk is the only costly part (tens of milliseconds for thousands of files), so it runs
+on a background thread when the session starts and after every command, while the model
+thinks; a command waits only for a walk still under way, and walks itself only when the
+last result is older than `SCAN_TTL_SECONDS`.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -118,6 +121,8 @@ class ExposurePolicy:
         self._rule_roots = rule_roots
         self._secret_files = [Path(os.path.realpath(p)) for p in secret_files]
         self._scan: _Scan | None = None
+        self._pending: concurrent.futures.Future[_Scan] | None = None
+        self._lock = threading.Lock()
 
     def policy(self, grant: ExecGrant, *, keep_visible: Sequence[Path] = ()) -> ExecPolicy:
         """The policy for one command; `keep_visible` (its cwd) is never masked whole."""
@@ -136,13 +141,45 @@ class ExposurePolicy:
             grant.tier, grant.network, tuple(hidden), tuple(frozen), tuple(absent)
         )
 
-    def invalidate(self) -> None:
-        """Forget the last walk (after a command that may have created files)."""
-        self._scan = None
+    def prefetch(self) -> None:
+        """Walk again on a daemon thread, so the next command finds a fresh result.
+
+        Called when the session starts and after every command (which may have created
+        files): the model's next turn takes longer than the walk, so a command rarely
+        waits for one. Exit never waits for it.
+        """
+        with self._lock:
+            if self._pending is not None and not self._pending.done():
+                return
+            future: concurrent.futures.Future[_Scan] = concurrent.futures.Future()
+            self._pending = future
+
+        def work() -> None:
+            try:
+                future.set_result(self._walk(time.monotonic()))
+            except BaseException as error:  # handed to whoever waits for it
+                future.set_exception(error)
+
+        threading.Thread(target=work, name="sandbox-walk", daemon=True).start()
+
+    def settle(self) -> None:
+        """Wait for a background walk under way (tests and benchmarks: "the model's turn
+        has passed")."""
+        pending = self._pending
+        if pending is not None:
+            with contextlib.suppress(Exception):
+                pending.result()
 
     # --- the walk -------------------------------------------------------------------------
 
     def _fresh_scan(self) -> _Scan:
+        pending = self._pending
+        if pending is not None:
+            with contextlib.suppress(Exception):
+                scan = pending.result()  # a walk under way is newer than anything cached
+                if self._scan is None or scan.at >= self._scan.at:
+                    self._scan = scan
+            self._pending = None if pending.done() else pending
         now = time.monotonic()
         if self._scan is None or now - self._scan.at > SCAN_TTL_SECONDS:
             self._scan = self._walk(now)

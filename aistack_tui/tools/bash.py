@@ -254,7 +254,7 @@ class _Confinement:
 
     def finish(self) -> list[str]:
         """Notes for the model: protected paths the command created and that were removed."""
-        if self.policy is None or self.policy.tier == "read":
+        if self.policy is None:
             return []
         removed: list[Path] = self.sandbox.after_command(self.policy)
         return [
