@@ -1,0 +1,80 @@
+"""`aistack -p` end to end: what the parser lets through, the kernel still stops.
+
+A rule such as `Bash(python3:*)` lets a program do anything the parser cannot see; the
+sandbox (on by default) keeps protected paths read-only and denied paths masked for it.
+The Bash tool's `cd` carries over between calls, and the engine judges each command from
+the directory it will really run in.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.helpers import run_aistack
+from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.sandbox.test_sandbox import needs_bwrap
+
+pytestmark = pytest.mark.slow
+
+MODEL = ["--model", "anthropic/claude-sonnet-4-6", "--output-format", "json"]
+
+
+def _tool_results(server: FakeLLMServer) -> str:
+    return json.dumps(server.model_requests[-1].body)
+
+
+@needs_bwrap
+def test_a_program_allowed_by_a_rule_cannot_touch_protected_or_denied_paths(
+    git_repo: Path, aistack_home: Path
+) -> None:
+    (git_repo / "private").mkdir()
+    (git_repo / "private" / "notes.txt").write_text("TOPSECRET-NOTE\n")
+    (aistack_home / "settings.json").write_text(json.dumps({"permissions": {
+        "allow": ["Bash(python3:*)"], "deny": ["Read(./private/**)"]}}))
+    git_config = (git_repo / ".git" / "config").read_text()
+    attack = (
+        "python3 -c \"import pathlib as p\n"
+        "for f in ['.git/config', '.git/hooks/post-checkout', '.mcp.json']:\n"
+        "    try: p.Path(f).open('a').write('x')\n"
+        "    except OSError as e: print(f, e.strerror)\n"
+        "print(open('private/notes.txt').read() or 'EMPTY')\""
+    )
+    script = [Turn(tool_calls=[ToolCall("Bash", {"command": attack})]), Turn(text="done")]
+    with FakeLLMServer(script) as server:
+        proc = run_aistack(["-p", "go", *MODEL], cwd=git_repo,
+                           env=server.env("anthropic"), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        sent = _tool_results(server)
+    result = json.loads(proc.stdout)
+    assert result["permission_denials"] == []  # the engine allowed it: the rule says so
+    assert (git_repo / ".git" / "config").read_text() == git_config
+    assert not (git_repo / ".git" / "hooks" / "post-checkout").exists()
+    assert not (git_repo / ".mcp.json").exists()
+    assert "Read-only file system" in sent
+    assert "TOPSECRET-NOTE" not in sent
+
+
+def test_cd_carries_over_and_the_next_command_is_judged_from_there(
+    git_repo: Path, aistack_home: Path
+) -> None:
+    git_config = (git_repo / ".git" / "config").read_text()
+    script = [
+        Turn(tool_calls=[ToolCall("Bash", {"command": "cd .git"})]),
+        Turn(tool_calls=[ToolCall("Bash", {"command": "echo '[alias] x = !touch P' >> config"})]),
+        Turn(text="done"),
+    ]
+    with FakeLLMServer(script) as server:
+        proc = run_aistack(["-p", "go", *MODEL, "--permission-mode", "acceptEdits"],
+                           cwd=git_repo, env=server.env("anthropic"), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        sent = _tool_results(server)
+    result = json.loads(proc.stdout)
+    denied = result["permission_denials"]
+    assert [d["tool_input"]["command"] for d in denied] == [
+        "echo '[alias] x = !touch P' >> config"
+    ]
+    assert "./.git/config" in sent  # judged as a write of .git/config, not of ./config
+    assert (git_repo / ".git" / "config").read_text() == git_config
