@@ -70,11 +70,13 @@ def test_cd_carries_over_and_the_next_command_is_judged_from_there(
         proc = run_aistack(["-p", "go", *MODEL, "--permission-mode", "acceptEdits"],
                            cwd=git_repo, env=server.env("anthropic"), timeout=120)
         assert proc.returncode == 0, proc.stderr
-        sent = _tool_results(server)
     result = json.loads(proc.stdout)
     denied = result["permission_denials"]
+    # Judged from the project root, `>> config` would be an edit inside the project, which
+    # acceptEdits allows; judged from .git/ it writes .git/config, which always asks (and
+    # print mode denies what asks).
     assert [d["tool_input"]["command"] for d in denied] == [
         "echo '[alias] x = !touch P' >> config"
     ]
-    assert "./.git/config" in sent  # judged as a write of .git/config, not of ./config
+    assert not (git_repo / "config").exists()
     assert (git_repo / ".git" / "config").read_text() == git_config
