@@ -14,23 +14,34 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aistack_tui.permissions.types import Decision, PermissionChecker, PermissionRequest
+from aistack_tui.permissions.types import (
+    Behavior,
+    Decision,
+    PermissionChecker,
+    PermissionRequest,
+)
 
 READ_ALLOWED = "read_allowed"
 """`Callable[[Path], bool]`: whether a Read of this file would be allowed without asking."""
+READ_BEHAVIOR = "read_behavior"
+"""`Callable[[Path], Behavior]`: what the engine would answer a Read of this file."""
 FETCH_CHECK = "fetch_check"
 """`Callable[[str], Decision]`: what a WebFetch call for this URL would be told."""
+
+
+def read_behavior(engine: PermissionChecker) -> Callable[[Path], Behavior]:
+    def behavior(path: Path) -> Behavior:
+        request = PermissionRequest("Read", {"file_path": str(path)}, read_only=True)
+        return engine.check(request).behavior
+
+    return behavior
 
 
 def read_allowed(engine: PermissionChecker) -> Callable[[Path], bool]:
     """True only when the engine allows a Read of `path` outright (not ask, not deny), so
     a deny rule, a secrets file or a path outside the project keeps a file out of results."""
-
-    def allowed(path: Path) -> bool:
-        request = PermissionRequest("Read", {"file_path": str(path)}, read_only=True)
-        return engine.check(request).behavior == "allow"
-
-    return allowed
+    behavior = read_behavior(engine)
+    return lambda path: behavior(path) == "allow"
 
 
 def fetch_check(engine: PermissionChecker) -> Callable[[str], Decision]:
@@ -42,4 +53,5 @@ def fetch_check(engine: PermissionChecker) -> Callable[[str], Decision]:
 
 def install_access_services(services: dict[str, Any], engine: PermissionChecker) -> None:
     services[READ_ALLOWED] = read_allowed(engine)
+    services[READ_BEHAVIOR] = read_behavior(engine)
     services[FETCH_CHECK] = fetch_check(engine)

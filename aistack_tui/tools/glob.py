@@ -100,7 +100,7 @@ class GlobTool(CompactSpec, Tool[GlobArgs]):
         if result.returncode == 2 and not result.stdout:
             message = result.stderr.strip().removeprefix("rg: ") or "invalid pattern"
             raise ToolError(f"Invalid glob pattern {args.pattern!r}: {message}")
-        visible = read_filter(ctx)
+        visible = read_filter(ctx, root)
         found = [line for line in result.stdout.splitlines() if line and visible(root / line)]
         shown = display_path(root, ctx)
         if not found:

@@ -164,7 +164,7 @@ class GrepTool(CompactSpec, Tool[GrepArgs]):
         )
         if result.returncode == 2 and not result.stdout:
             raise ToolError(self._explain(result.stderr, args))
-        visible = read_filter(ctx)
+        visible = read_filter(ctx, target_path)
         lines = _visible_lines(result.stdout, args, lambda rel: visible(ctx.cwd / rel))
         shown = display_path(target_path, ctx)
         base = f'Grep "{args.pattern}" in {shown}'

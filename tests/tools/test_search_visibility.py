@@ -99,3 +99,25 @@ async def test_without_an_engine_secrets_are_still_left_out(project: Path) -> No
     assert "needle private" in text  # no rules known: only the secrets default applies
     assert "needle-env" not in text
     assert ".env" not in (await _glob(ctx, "**/*")).replace(str(project), "")
+
+
+async def test_an_approved_search_outside_the_project_shows_its_files_but_not_secrets(
+    project: Path,
+) -> None:
+    """Reading outside asks; once the user approved searching there, its files show (they
+    ask for no other reason than the directory did), but secrets and denied files do not."""
+    outside = project.parent / "outside"
+    (outside / "id_rsa").write_text("needle key\n")
+    (outside / "blocked").mkdir()
+    (outside / "blocked" / "b.py").write_text("needle blocked\n")
+    ctx = _ctx(project, deny=[f"Read({outside}/blocked/**)"])
+    text = await _grep(ctx, path=str(outside), output_mode="content")
+    assert "needle outside" in text
+    assert "needle key" not in text
+    assert "needle blocked" not in text
+    listing = await GlobTool().run(
+        GlobTool().parse_args({"pattern": "**/*", "path": str(outside)}), ctx
+    )
+    assert str(outside / "leak.py") in str(listing.content)
+    assert "id_rsa" not in str(listing.content)
+    assert "blocked" not in str(listing.content)
