@@ -50,6 +50,10 @@ EXTRA_ENV = {
 }
 
 
+_SECRET_VAR = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|_PAT$|DSN|DATABASE_URL",
+    re.IGNORECASE,
+)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _OVERWRITTEN = re.compile(r"[^\n]*\r(?!\n)")
 
@@ -113,7 +117,7 @@ class BashTool(CompactSpec, Tool[BashArgs]):
         os.close(fd)
         try:
             output, code, timed_out = await self._execute(
-                args.command, cwd, timeout_ms, pwd_file, confinement.wrap
+                args.command, cwd, timeout_ms, pwd_file, confinement.wrap, confinement.env()
             )
             ctx.bash_cwd = _final_cwd(pwd_file) or cwd
         finally:
@@ -155,6 +159,7 @@ class BashTool(CompactSpec, Tool[BashArgs]):
         timeout_ms: int,
         pwd_file: str,
         wrap: Callable[[list[str], list[Path]], list[str]] | None = None,
+        env: dict[str, str] | None = None,
     ) -> tuple[str, int, bool]:
         """(output, exit code, timed out); kills the process group on timeout or cancel."""
         script = f"trap 'pwd >| {shlex.quote(pwd_file)}' EXIT\n{command}"
@@ -162,7 +167,7 @@ class BashTool(CompactSpec, Tool[BashArgs]):
         if wrap is not None:
             # The cwd-tracking file must stay writable even where temp dirs are not.
             argv = wrap(argv, [Path(pwd_file)])
-        env = {**os.environ, **EXTRA_ENV}
+        env = env if env is not None else {**os.environ, **EXTRA_ENV}
         read_fd, write_fd = os.pipe()
         pipe = os.fdopen(read_fd, "rb", buffering=0)
         spawn = asyncio.ensure_future(
@@ -251,6 +256,14 @@ class _Confinement:
         return lambda argv, extra: wrap_command(
             argv, cwd=self.cwd, writable=[*self.writable, *extra], policy=self.policy
         )
+
+    def env(self) -> dict[str, str]:
+        """The command's environment. A command allowed only as read-only gets no variable
+        whose name says it holds a credential: `echo $ANTHROPIC_API_KEY` is read-only."""
+        env = {**os.environ, **EXTRA_ENV}
+        if self.policy is not None and self.policy.tier == "read":
+            env = {k: v for k, v in env.items() if not _SECRET_VAR.search(k)}
+        return env
 
     def finish(self) -> list[str]:
         """Notes for the model: protected paths the command created and that were removed."""

@@ -147,3 +147,14 @@ async def test_network_only_when_the_grant_allows_it(ctx: ToolContext, listener:
     assert "connected" not in offline
     online = await _run(ctx, CONNECT.format(port=listener), APPROVED_GRANT)
     assert "connected" in online
+
+
+async def test_read_only_tier_gets_no_credential_variables(
+    ctx: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-abc123")
+    monkeypatch.setenv("PLAIN_SETTING", "visible")
+    read = await _run(ctx, "echo key=$ANTHROPIC_API_KEY; echo $PLAIN_SETTING", READ_ONLY_GRANT)
+    assert "sk-ant-abc123" not in read and "key=\n" in read + "\n" and "visible" in read
+    approved = await _run(ctx, "echo ${#ANTHROPIC_API_KEY}", APPROVED_GRANT)
+    assert approved.strip() == "13"  # a command you approved keeps your environment
