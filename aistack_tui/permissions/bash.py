@@ -280,6 +280,13 @@ def _test(node: Node, ctx: AnalysisContext, depth: int) -> None:
     # a quoted `[[ 'a[$(cmd)]' -eq 0 ]]` or `[[ -v 'a[$(cmd)]' ]]`: an arithmetic operator
     # or -v over anything but plain numbers is not something to wave through.
     tokens = [_text(c) for c in _leaves(node)]
+    if tokens[:1] == ["["]:
+        # The `[` builtin reads plain integers only; its `-v`/`-R` still evaluate a
+        # subscript, and those ask.
+        if any(t in ("-v", "-R") for t in tokens):
+            ctx.problem("test -v evaluates an array subscript, which can run code")
+        _substitutions(node, ctx, depth)
+        return
     if any(t in _ARITH_TEST_OPS for t in tokens):
         operands = [t for t in tokens if t not in _ARITH_TEST_OPS and t not in ("[[", "]]")]
         if not all(t.lstrip("-").isdigit() or t in ("&&", "||", "!", "(", ")") for t in operands):

@@ -271,6 +271,8 @@ _VERSION_ONLY = _w(
     "bash deno bun pnpm yarn tsc"
 )
 
+_DASH_V_IS_VERSION = _w("node npm npx deno bun pnpm yarn")
+
 _GIT_READ = _w(
     "status diff log show blame rev-parse ls-files ls-tree cat-file describe shortlog grep "
     "merge-base whatchanged show-ref rev-list name-rev check-ignore for-each-ref "
@@ -317,6 +319,8 @@ def classify(
     name = argv[0]
     if name in _VERSION_ONLY and len(argv) == 2 and argv[1] in ("--version", "-V", "version"):
         return ReadOnly()
+    if name in _DASH_V_IS_VERSION and argv[1:] == ("-v",):
+        return ReadOnly()
     if name == "git":
         return _git(argv, globbed)
     if name == "command" and len(argv) >= 2 and argv[1] in ("-v", "-V"):
@@ -326,8 +330,9 @@ def classify(
     if name == "xxd":
         return _xxd(argv, globbed)
     if name in ("test", "["):
-        # `-v 'a[$(cmd)]'` evaluates an array subscript, which runs the substitution.
-        return None if any(w in ("-v", "-R") or DYN in w for w in argv[1:]) else ReadOnly()
+        # `-v 'a[$(cmd)]'` evaluates an array subscript, which runs the substitution; the
+        # builtin's `-eq` reads plain integers only (unlike `[[ ]]`), so `$x` is harmless.
+        return None if any(w in ("-v", "-R") for w in argv[1:]) else ReadOnly()
     spec = _SPECS.get(name)
     if spec is None:
         return None
@@ -432,11 +437,11 @@ def parse_options(
 def resolve_long(spec: Spec, name: str) -> str | None:
     """The long option `--name` means, as getopt_long resolves abbreviations; None when it
     is unknown, ambiguous, or could be (a prefix of) a forbidden one."""
-    if not name or any(f.startswith(name) for f in spec.forbidden):
-        return None
     known = spec.long_names
     if name in known:
-        return name
+        return name  # an exact name wins over abbreviations, as in getopt_long
+    if not name or any(f.startswith(name) for f in spec.forbidden):
+        return None
     candidates = [k for k in known if k.startswith(name)]
     return candidates[0] if len(candidates) == 1 else None
 

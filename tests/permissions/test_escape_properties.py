@@ -122,6 +122,9 @@ EVERYDAY_READ_ONLY = [
     "find src -type f -newer README.md", "wc -l src/a.py", "cd src && ls", "pwd",
     "sort README.md | uniq -c", "diff README.md src/a.py", "cat src/*.py", "du -sh src",
     "git log -p -- src/a.py", "echo done", "date +%s", "which python3", "[ -f README.md ] && cat README.md",
+    '[ -n "$HOME" ] && echo set', "node -v", "python3 --version", "git remote -v",
+    "git log -1 --format=%H", "rg -n TODO --type py", "grep -rn --include='*.py' foo .",
+    "find . -type f -name '*.md' | wc -l", "jq .name src/a.py", "ls -R src", "tree -L 2",
 ]
 EVERYDAY_WITH_RULES = [
     ("make", "Bash(make:*)"), ("make test -j4", "Bash(make:*)"),
