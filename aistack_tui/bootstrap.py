@@ -601,9 +601,10 @@ def attach_safety(session: AgentSession) -> None:
             sandbox.exposure.prefetch()
         session.tool_context.services["sandbox"] = sandbox
         engine.kernel_enforced = sandbox.confined
-        if notice:
-            # Said once: where no sandbox starts, the parser is the only wall.
-            session.agent.notify(notice, "info" if sandbox.confined else "warning")
+        if notice and not sandbox.confined:
+            # Said once: where no sandbox starts, the parser is the only wall. A working
+            # sandbox is the normal case and needs no line of its own.
+            session.agent.notify(notice, "warning")
     if settings.checkpoints:
         session.checkpoints = CheckpointManager(config.home, config.project_root)
         attach_checkpoints(session, session.checkpoints)

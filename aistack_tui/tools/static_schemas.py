@@ -67,13 +67,20 @@ def _nested_models(annotation: Any) -> list[type[BaseModel]]:
     return found
 
 
+_DERIVED_CONFIG = frozenset({"validate_by_alias", "validate_by_name"})
+
+
 def _describe_model(model: type[BaseModel], seen: set[type[BaseModel]], out: list[str]) -> None:
     if model in seen:
         out.append(f"ref {model.__qualname__}")
         return
     seen.add(model)
     out.append(f"model {model.__module__}.{model.__qualname__} doc={model.__doc__!r}")
-    out.append(repr(sorted((k, repr(v)) for k, v in model.model_config.items())))
+    # pydantic adds validate_by_alias/validate_by_name to model_config when it builds a
+    # model (derived from populate_by_name); left in, the fingerprint would depend on
+    # whether some earlier code had validated this model yet.
+    config = {k: v for k, v in model.model_config.items() if k not in _DERIVED_CONFIG}
+    out.append(repr(sorted((k, repr(v)) for k, v in config.items())))
     for name, info in model.model_fields.items():
         out.append(f"{name}: {info!r}")
         for nested in _nested_models(info.annotation):
