@@ -267,9 +267,10 @@ class _Confinement:
 
     def finish(self) -> list[str]:
         """Notes for the model: protected paths the command created and that were removed."""
-        if self.policy is None:
+        after_command = getattr(self.sandbox, "after_command", None)
+        if self.policy is None or after_command is None:
             return []
-        removed: list[Path] = self.sandbox.after_command(self.policy)
+        removed: list[Path] = after_command(self.policy)
         return [
             f"(The command created {path}, a protected path that configures or runs code "
             "in later sessions; it was removed. Use the Write tool so the user can approve "
