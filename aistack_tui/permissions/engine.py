@@ -739,13 +739,42 @@ class PermissionEngine:
 
 
 def _views(part: CommandPart) -> list[tuple[str, ...]]:
-    """Every view of a part, plus `rm` for `/bin/rm`, so deny rules can't be dodged."""
+    """Every view of a part, plus `rm` for `/bin/rm`, so deny rules can't be dodged; and
+    the `rm` a deleting command amounts to, so `Bash(rm:*)` also stops `git rm -f x`,
+    `find . -delete`, `git clean -fdx` and `unlink x`."""
     out: list[tuple[str, ...]] = []
     for view in part.views:
         out.append(view)
         if view and "/" in view[0]:
-            out.append((view[0].rsplit("/", 1)[-1], *view[1:]))
+            view = (view[0].rsplit("/", 1)[-1], *view[1:])
+            out.append(view)
+        deletion = _as_rm(view)
+        if deletion is not None:
+            out.append(deletion)
     return out
+
+
+def _as_rm(argv: tuple[str, ...]) -> tuple[str, ...] | None:
+    if not argv:
+        return None
+    name, rest = argv[0], argv[1:]
+    if name == "git":
+        i = 0
+        while i < len(rest) and rest[i].startswith("-"):
+            i += 2 if rest[i] in ("-C", "-c", "--git-dir", "--work-tree", "--namespace") else 1
+        sub, after = (rest[i], rest[i + 1 :]) if i < len(rest) else ("", ())
+        if sub == "rm":
+            return ("rm", *after)
+        if sub == "clean" and any(w.startswith("-") and "f" in w for w in after):
+            targets = [w for w in after if not w.startswith("-")]
+            return ("rm", "-rf", *(targets or ["."]))
+        return None
+    if name == "find" and any(w in ("-delete", "-fdelete") for w in rest):
+        starts = [w for w in rest if not w.startswith(("-", "(", "!"))][:1]
+        return ("rm", "-rf", *(starts or ["."]))
+    if name in ("unlink", "shred"):
+        return ("rm", *[w for w in rest if not w.startswith("-")])
+    return None
 
 
 def _show(argv: tuple[str, ...]) -> str:
