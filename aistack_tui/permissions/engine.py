@@ -518,29 +518,28 @@ class PermissionEngine:
                 if rule is not None:
                     return f"{f.text} touches {self._shown(path)}, denied by {_by(rule)}", rule.text
         for part in analysis.parts:
-            for raw, cwd in self._implied_writes(part):
-                try:
-                    path = self._resolve(raw, cwd)
-                except PathError:
-                    continue
-                rule = self._path_rule(self._deny, "Write", path)
-                if rule is not None:
-                    return (
-                        f"{_show(part.argv)} writes {self._shown(path)}, denied by {_by(rule)}",
-                        rule.text,
-                    )
+            denied = self._denied_access(part, self._implied_writes(part), "Write", "writes")
+            if denied is not None:
+                return denied
         for part in analysis.parts:
-            for raw, cwd in self._words_reaching_files(part):
-                try:
-                    path = self._resolve(raw, cwd)
-                except PathError:
-                    continue
-                rule = self._path_rule(self._deny, "Read", path)
-                if rule is not None:
-                    return (
-                        f"{_show(part.argv)} reads {self._shown(path)}, denied by {_by(rule)}",
-                        rule.text,
-                    )
+            denied = self._denied_access(part, self._words_reaching_files(part), "Read", "reads")
+            if denied is not None:
+                return denied
+        return None
+
+    def _denied_access(
+        self, part: CommandPart, targets: list[tuple[str, Path]], tool: str, verb: str
+    ) -> tuple[str, str] | None:
+        """(reason, rule) for the first of `targets` a deny rule for `tool` covers."""
+        for raw, cwd in targets:
+            try:
+                path = self._resolve(raw, cwd)
+            except PathError:
+                continue
+            rule = self._path_rule(self._deny, tool, path)
+            if rule is not None:
+                shown = self._shown(path)
+                return f"{_show(part.argv)} {verb} {shown}, denied by {_by(rule)}", rule.text
         return None
 
     def _implied_writes(self, part: CommandPart) -> list[tuple[str, Path]]:
