@@ -168,11 +168,9 @@ class PermissionEngine:
         return any(is_within(path, d) for d in dirs)
 
     def denied_roots(self) -> list[Path]:
-        """The directories below which a deny rule can match (where the sandbox looks)."""
-        roots = [
-            compiled.base for rule, compiled in self._compiled.items() if rule in self._deny
-        ]
-        return list(dict.fromkeys(roots))
+        """The directories below which a deny rule can match (where the sandbox looks, also
+        inside directories it skips when it looks for secrets, such as node_modules)."""
+        return list(dict.fromkeys(self._deny_static_dirs(READ_FAMILY | EDIT_FAMILY)))
 
     # --- self-tests ---------------------------------------------------------------------
 

@@ -158,3 +158,17 @@ async def test_read_only_tier_gets_no_credential_variables(
     assert "sk-ant-abc123" not in read and "key=\n" in read + "\n" and "visible" in read
     approved = await _run(ctx, "echo ${#ANTHROPIC_API_KEY}", APPROVED_GRANT)
     assert approved.strip() == "13"  # a command you approved keeps your environment
+
+
+async def test_a_deny_rule_inside_a_skipped_directory_is_still_masked(
+    project: Path, tmp_path: Path
+) -> None:
+    vendored = project / "node_modules" / "vendor"
+    vendored.mkdir(parents=True)
+    (vendored / "token.txt").write_text("VENDORED-TOKEN\n")
+    (project / "node_modules" / "other.txt").write_text("fine\n")
+    ctx = _tool_context(project, tmp_path / "home", ["Read(./node_modules/vendor/**)"])
+    out = await _run(
+        ctx, "cat node_modules/vendor/token.txt; cat node_modules/other.txt", READ_ONLY_GRANT
+    )
+    assert "VENDORED-TOKEN" not in out and "fine" in out
