@@ -113,6 +113,7 @@ class BashTool(CompactSpec, Tool[BashArgs]):
             cwd = ctx.project_root
         timeout_ms = args.timeout or DEFAULT_TIMEOUT_MS
         confinement = _Confinement(ctx, cwd)
+        await confinement.prepare()
         fd, pwd_file = tempfile.mkstemp(prefix="aistack-cwd-")
         os.close(fd)
         try:
@@ -241,12 +242,17 @@ class _Confinement:
         self.writable = [ctx.project_root, *ctx.additional_directories]
         self.cwd = cwd
         self.policy: Any = None
+
+    async def prepare(self) -> None:
+        """Build the command's policy. On a thread: it may have to wait for the walk of
+        the project that finds what to mask, which must not stall the event loop."""
         policy_for = getattr(self.sandbox, "policy_for", None)
-        if policy_for is not None:
-            try:
-                self.policy = policy_for(current_grant.get(), cwd)
-            except Exception as e:  # SandboxError: refuse rather than run unconfined
-                raise ToolError(f"The sandbox cannot confine this command: {e}") from e
+        if policy_for is None:
+            return
+        try:
+            self.policy = await asyncio.to_thread(policy_for, current_grant.get(), self.cwd)
+        except Exception as e:  # SandboxError: refuse rather than run unconfined
+            raise ToolError(f"The sandbox cannot confine this command: {e}") from e
 
     @property
     def wrap(self) -> Callable[[list[str], list[Path]], list[str]] | None:
