@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="An interactive terminal coding agent.",
         epilog=(
             "subcommands: aistack sessions [list|search Q], aistack doctor, "
-            "aistack permissions check|lint, aistack index [PATH], "
+            "aistack permissions check|explain|lint, aistack index [PATH], "
             "aistack memory list|search|add|forget, aistack mcp list, aistack undo, "
             "aistack rewind TURN, aistack eval. "
             "Docs: docs/ in the repository."
