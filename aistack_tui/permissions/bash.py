@@ -27,6 +27,7 @@ import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
 
 from aistack_tui.permissions.bash_model import (
+    CREDENTIAL_NAME,
     DYN,
     MAX_COMMAND_CHARS,
     MAX_DEPTH,
@@ -400,6 +401,7 @@ def _word(node: Node | None, ctx: AnalysisContext, depth: int) -> tuple[str, boo
             if child.type == "string_content":
                 pieces.append(_unescape_dq(_text(child)))
             else:
+                _note_credentials(child, ctx)
                 _substitutions(child, ctx, depth)
                 if child.type == "arithmetic_expansion":
                     _arith(child, ctx)
@@ -425,6 +427,7 @@ def _word(node: Node | None, ctx: AnalysisContext, depth: int) -> tuple[str, boo
         "ansi_c_string",
         "extglob_pattern",
     ):
+        _note_credentials(node, ctx)
         _substitutions(node, ctx, depth)
         return DYN, kind in ("brace_expression", "extglob_pattern")
     if kind == "arithmetic_expansion":
@@ -433,6 +436,18 @@ def _word(node: Node | None, ctx: AnalysisContext, depth: int) -> tuple[str, boo
         return DYN, False
     ctx.problem(f"unsupported word: {kind}")
     return DYN, False
+
+
+def _note_credentials(node: Node, ctx: AnalysisContext) -> None:
+    """Record `$NAME` / `${NAME...}` expansions of credential-named variables."""
+    if node.type not in ("simple_expansion", "expansion"):
+        return
+    for child in node.named_children:
+        if child.type == "variable_name":
+            name = _text(child)
+            if CREDENTIAL_NAME.search(name) and name not in ctx.analysis.credential_vars:
+                ctx.analysis.credential_vars.append(name)
+            return
 
 
 def _arith(node: Node, ctx: AnalysisContext) -> None:

@@ -8,6 +8,7 @@ list of environment variables that change what a command runs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +69,14 @@ _DANGEROUS_ENV_PREFIXES = (
 )
 
 
+CREDENTIAL_NAME = re.compile(
+    r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|_PAT$|DSN|DATABASE_URL",
+    re.IGNORECASE,
+)
+"""Variable names that say they hold a credential (shared with the Bash tool, which
+leaves them out of read-only commands' environment)."""
+
+
 def dangerous_env(name: str) -> bool:
     return (
         name in _DANGEROUS_ENV_EXACT
@@ -119,6 +128,8 @@ class BashAnalysis:
     # Pipelines as lists of argv[0] names, for guardrails such as `curl ... | sh`.
     pipelines: list[list[str]] = field(default_factory=list)
     function_bodies: list[str] = field(default_factory=list)
+    # Variables whose names say they hold a credential (`$GITHUB_TOKEN`), wherever expanded.
+    credential_vars: list[str] = field(default_factory=list)
 
 
 class AnalysisContext:

@@ -441,6 +441,11 @@ class PermissionEngine:
         ):
             analysis.problems.append("a `cd` to a directory only known at run time")
         warnings += self._protected_writes(analysis)
+        # A credential in a command line goes wherever the command sends it (a URL, a log):
+        # that is for the user to see, in every mode.
+        warnings += [
+            f"passes ${name} (a credential) to a command" for name in analysis.credential_vars
+        ]
         if analysis.problems:
             return decision(
                 "ask", f"cannot analyse safely: {analysis.problems[0]}", warnings=warnings

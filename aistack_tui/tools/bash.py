@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import Field
 
+from aistack_tui.permissions.bash_model import CREDENTIAL_NAME
 from aistack_tui.permissions.secrets import mask_secrets
 from aistack_tui.tools.base import (
     Tool,
@@ -50,10 +51,6 @@ EXTRA_ENV = {
 }
 
 
-_SECRET_VAR = re.compile(
-    r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|_PAT$|DSN|DATABASE_URL",
-    re.IGNORECASE,
-)
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)")
 _OVERWRITTEN = re.compile(r"[^\n]*\r(?!\n)")
 
@@ -268,7 +265,7 @@ class _Confinement:
         whose name says it holds a credential: `echo $ANTHROPIC_API_KEY` is read-only."""
         env = {**os.environ, **EXTRA_ENV}
         if self.policy is not None and self.policy.tier == "read":
-            env = {k: v for k, v in env.items() if not _SECRET_VAR.search(k)}
+            env = {k: v for k, v in env.items() if not CREDENTIAL_NAME.search(k)}
         return env
 
     def finish(self) -> list[str]:
