@@ -65,24 +65,24 @@ _SECRET_RE = lazy(_secret_source)  # compiled on the first path check, not at im
 
 # Directory names whose contents steer the tools themselves: writes ask in every mode.
 PROTECTED_DIRS: frozenset[str] = frozenset({".git", ".aistack", ".claude", ".agents"})
-# Shell start-up files run code in every later shell; writing them asks in every mode too.
-PROTECTED_FILES: frozenset[str] = frozenset(
-    {
-        ".bashrc",
-        ".bash_profile",
-        ".bash_login",
-        ".profile",
-        ".zshrc",
-        ".zshenv",
-        ".zprofile",
-        ".zlogin",
-        ".bash_aliases",
-        ".bash_logout",
-        ".inputrc",
-        ".mcp.json",
-        ".envrc",
-    }
+# Shell start-up files run code in every later shell; files in a project that the next
+# session (or direnv) runs. Writing any of them asks in every mode; the sandbox keeps them
+# read-only too (sandbox/policy.py builds its lists from these).
+SHELL_STARTUP_FILES: tuple[str, ...] = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".bash_aliases",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".zlogin",
+    ".inputrc",
 )
+PROJECT_RUN_FILES: tuple[str, ...] = (".mcp.json", ".envrc")
+PROTECTED_FILES: frozenset[str] = frozenset(SHELL_STARTUP_FILES + PROJECT_RUN_FILES)
 
 # Device paths a redirect may target without that being a file write.
 HARMLESS_DEVICES: frozenset[str] = frozenset(

@@ -31,7 +31,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from aistack_tui.permissions.paths import is_within
+from aistack_tui.permissions.paths import (
+    PROJECT_RUN_FILES,
+    PROTECTED_DIRS,
+    SHELL_STARTUP_FILES,
+    is_within,
+)
 from aistack_tui.permissions.types import ExecGrant, ExecTier
 
 SCAN_TTL_SECONDS = 10.0
@@ -48,22 +53,17 @@ _SKIP_DIRS = frozenset(
      ".pytest_cache", ".ruff_cache", "site-packages", ".cache", "target"}
 )
 
-# Inside every writable root: files that steer the tools themselves or run on their own.
+# Inside every writable root: what steers the tools or runs on its own (the engine's
+# protected paths; of `.git/` only its config and hooks, since commits must still work).
 PROTECTED_IN_ROOT: tuple[str, ...] = (
     ".git/config",
     ".git/hooks",
-    ".aistack",
-    ".claude",
-    ".agents",
-    ".mcp.json",
-    ".envrc",
+    *sorted(PROTECTED_DIRS - {".git"}),
+    *PROJECT_RUN_FILES,
 )
-# In the home directory: shell start-up files and credentials (frozen where home is
-# writable, hidden on the read-only tier).
-HOME_STARTUP: tuple[str, ...] = (
-    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".bash_aliases", ".profile",
-    ".zshrc", ".zshenv", ".zprofile", ".zlogin", ".config/fish", ".inputrc",
-)
+# In the home directory: shell start-up files (frozen where home is writable) and
+# credentials (hidden on the read-only tier).
+HOME_STARTUP: tuple[str, ...] = (*SHELL_STARTUP_FILES, ".config/fish")
 HOME_SECRETS: tuple[str, ...] = (
     ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
     ".npmrc", ".pypirc", ".config/gh", ".config/gcloud", ".azure", ".aistack/credentials.json",
