@@ -1,22 +1,28 @@
-"""A small, strict parser for the YAML front matter of SKILL.md files.
+"""The YAML front matter of SKILL.md files, read with PyYAML.
 
-PyYAML is not a dependency, and SKILL.md front matter uses a tiny part of YAML: `key:
-value` pairs whose values are plain or quoted strings, `>` / `|` block strings, inline
-`[a, b]` or block `- item` lists, and one level of nested mapping (`metadata:`). This
-parser accepts exactly that and rejects anything else with the file and line, because a
-skill that silently lost its description would never be chosen by the model.
+SKILL.md files are written for several agents, so their front matter is whatever YAML those
+agents accept: flow lists with quoted commas (`allowed-tools: ["Bash(git add, commit)"]`),
+block lists, folded strings, nested `metadata:`. A real YAML parser reads all of it; this
+module adds what a skill author needs on top: errors that name the file and the line, a
+duplicate key reported instead of silently replacing the first, and every scalar kept as
+text (`BaseLoader`), so `version: 1.10` stays "1.10" and `name: no` stays "no". The loader
+constructs only strings, lists and mappings, so a tag such as `!!python/object` is inert.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
+from collections.abc import Hashable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
-Value: TypeAlias = "str | list[str] | dict[str, str]"
-_KEY_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:(?:\s+(.*)|\s*)$")
+import yaml
+from yaml.nodes import MappingNode, Node
+
+Value: TypeAlias = "str | list[Value] | dict[str, Value]"
 _FENCE = "---"
+# The front matter starts on the file's second line, after the opening fence.
+_FIRST_LINE = 2
 
 
 class FrontMatterError(ValueError):
@@ -27,40 +33,28 @@ class FrontMatterError(ValueError):
 class Document:
     fields: dict[str, Value]
     body: str
+    lines: dict[str, int] = field(default_factory=lambda: {})
+    """The file line each top-level key is on, for errors about its value."""
+
+    def where(self, path: Path, key: str) -> str:
+        """`path:line` of the key, or just the path when the key is absent."""
+        line = self.lines.get(key)
+        return f"{path}:{line}" if line is not None else str(path)
 
 
-def _scalar(raw: str, where: str) -> str:
-    text = raw.strip()
-    if not text:
-        return ""
-    if text[0] in "\"'":
-        quote = text[0]
-        if len(text) < 2 or not text.endswith(quote):
-            raise FrontMatterError(f"{where}: unterminated {quote} string")
-        inner = text[1:-1]
-        if quote == "'":
-            return inner.replace("''", "'")
-        try:
-            return inner.encode("latin-1", "backslashreplace").decode("unicode_escape")
-        except UnicodeDecodeError as e:
-            raise FrontMatterError(f"{where}: bad escape in string: {e.reason}") from e
-    if text[0] in "{&*!%@`":
-        raise FrontMatterError(
-            f"{where}: unsupported YAML ({text[0]!r}); quote the value if it is text"
-        )
-    # Plain scalars end at a comment.
-    return re.sub(r"\s+#.*$", "", text)
+class _Loader(yaml.BaseLoader):
+    """BaseLoader (every scalar a string) that refuses duplicate keys."""
 
-
-def _inline_list(raw: str, where: str) -> list[str]:
-    inner = raw.strip()[1:-1].strip()
-    if not inner:
-        return []
-    return [_scalar(item, where) for item in inner.split(",")]
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip(" "))
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Hashable, Any]:
+        seen: set[str] = set()
+        for key_node, _ in node.value:
+            key = str(key_node.value)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key '{key}'", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
 
 
 def split_front_matter(text: str, path: Path) -> tuple[list[str], str, int]:
@@ -78,72 +72,69 @@ def split_front_matter(text: str, path: Path) -> tuple[list[str], str, int]:
     raise FrontMatterError(f"{path}:1: the front matter has no closing '---' line")
 
 
+def _explain(error: yaml.MarkedYAMLError, lines: list[str]) -> tuple[int, str]:
+    """(front matter line index, message) for a PyYAML error, in a skill author's words.
+
+    PyYAML reports where it gave up; for a token that never ended (a quote, a key without
+    its colon) the line the token started on is the one to fix, which is `context_mark`.
+    """
+    problem = error.problem or "invalid YAML"
+    context = error.context or ""
+    mark = error.problem_mark
+    started = error.context_mark
+    if "quoted scalar" in context and started is not None:
+        line = lines[started.line] if started.line < len(lines) else ""
+        quote = line[started.column : started.column + 1] or '"'
+        return started.line, f"unterminated {quote} string"
+    if "could not find expected ':'" in problem and started is not None:
+        got = lines[started.line].strip() if started.line < len(lines) else ""
+        return started.line, f"expected 'key: value', got {got!r}"
+    if context.startswith("while parsing a flow") and started is not None:
+        opener = "[ list" if "sequence" in context else "{ mapping"
+        return started.line, f"unterminated {opener} ({problem})"
+    at = mark.line if mark is not None else 0
+    if "'\\t'" in problem:
+        return at, "tabs are not allowed for indentation; use spaces"
+    if "mapping values are not allowed here" in problem:
+        return at, "unexpected ':'; quote the value if it contains ': ' (\"a: b\")"
+    if "duplicate key" in problem:
+        return at, problem
+    detail = f"{context}: {problem}" if context else problem
+    return at, f"invalid YAML ({detail})"
+
+
+def _compose(lines: list[str], path: Path) -> tuple[dict[str, Value], dict[str, int]]:
+    """The fields of the front matter and the file line of each key."""
+    loader = _Loader("\n".join(lines))
+    try:
+        root: Node | None = loader.get_single_node()
+        if root is None:
+            return {}, {}
+        if not isinstance(root, MappingNode):
+            raise FrontMatterError(
+                f"{path}:{root.start_mark.line + _FIRST_LINE}: the front matter must be "
+                "'key: value' lines"
+            )
+        if root.start_mark.column:
+            raise FrontMatterError(
+                f"{path}:{root.start_mark.line + _FIRST_LINE}: unexpected indentation"
+            )
+        key_lines = {
+            str(key.value): key.start_mark.line + _FIRST_LINE for key, _ in root.value
+        }
+        data = loader.construct_document(root)  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+    except yaml.MarkedYAMLError as e:
+        index, why = _explain(e, lines)
+        raise FrontMatterError(f"{path}:{index + _FIRST_LINE}: {why}") from e
+    except yaml.YAMLError as e:
+        raise FrontMatterError(f"{path}:{_FIRST_LINE}: invalid YAML ({e})") from e
+    finally:
+        loader.dispose()  # pyright: ignore[reportUnknownMemberType]
+    return data, key_lines  # pyright: ignore[reportUnknownVariableType]
+
+
 def parse(text: str, path: Path) -> Document:
     """Parse a SKILL.md: its front matter fields and its body (front matter stripped)."""
     lines, body, _ = split_front_matter(text, path)
-    fields: dict[str, Value] = {}
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        where = f"{path}:{i + 2}"
-        if not line.strip() or line.lstrip().startswith("#"):
-            i += 1
-            continue
-        if "\t" in line[: _indent(line) + 1]:
-            raise FrontMatterError(f"{where}: tabs are not allowed for indentation")
-        if _indent(line):
-            raise FrontMatterError(f"{where}: unexpected indentation")
-        m = _KEY_RE.match(line)
-        if m is None:
-            raise FrontMatterError(f"{where}: expected 'key: value', got {line.strip()!r}")
-        key, raw = m.group(1), (m.group(2) or "").strip()
-        if key in fields:
-            raise FrontMatterError(f"{where}: duplicate key '{key}'")
-        i += 1
-        # Continuation lines: everything more indented than the key.
-        block: list[tuple[int, str]] = []
-        while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > 0):
-            block.append((i + 2, lines[i]))
-            i += 1
-        while block and not block[-1][1].strip():
-            block.pop()
-        fields[key] = _value(raw, block, where, path)
-    return Document(fields, body)
-
-
-def _value(raw: str, block: list[tuple[int, str]], where: str, path: Path) -> Value:
-    if raw[:1] in ("|", ">"):
-        if raw.rstrip("-+") not in ("|", ">"):
-            raise FrontMatterError(f"{where}: unsupported block indicator {raw!r}")
-        indent = min((_indent(t) for _, t in block if t.strip()), default=0)
-        texts = [t[indent:] if t.strip() else "" for _, t in block]
-        if raw.startswith("|"):
-            return "\n".join(texts).strip()
-        # Folded: lines join with spaces; a blank line is a line break (YAML's rule).
-        paragraphs = re.split(r"\n[ \t]*\n", "\n".join(texts).strip())
-        return "\n".join(" ".join(p.split("\n")) for p in paragraphs)
-    if raw.startswith("["):
-        if not raw.endswith("]"):
-            raise FrontMatterError(f"{where}: unterminated [ list")
-        if block:
-            raise FrontMatterError(f"{path}:{block[0][0]}: unexpected indented line")
-        return _inline_list(raw, where)
-    if raw:
-        if block:
-            # A plain scalar folded over several lines.
-            return " ".join([_scalar(raw, where), *(_scalar(t, where) for _, t in block)])
-        return _scalar(raw, where)
-    items = [(n, t.strip()) for n, t in block if t.strip() and not t.strip().startswith("#")]
-    if not items:
-        return ""
-    if all(t.startswith("- ") or t == "-" for _, t in items):
-        return [_scalar(t[1:], f"{path}:{n}") for n, t in items]
-    mapping: dict[str, str] = {}
-    for n, t in items:
-        m = _KEY_RE.match(t)
-        if m is None:
-            raise FrontMatterError(
-                f"{path}:{n}: expected '- item' or 'key: value' under the key, got {t!r}"
-            )
-        mapping[m.group(1)] = _scalar(m.group(2) or "", f"{path}:{n}")
-    return mapping
+    fields, key_lines = _compose(lines, path)
+    return Document(fields, body, key_lines)

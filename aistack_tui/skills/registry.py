@@ -84,17 +84,21 @@ def skill_locations(
     return locations
 
 
-def _allowed_tools(value: object, path: Path, problems: list[str]) -> tuple[str, ...]:
+def _allowed_tools(
+    value: object, where: str, path: Path, problems: list[str]
+) -> tuple[str, ...]:
     from aistack_tui.permissions.rules import RuleError, parse_rule, split_rule_list
 
     if value in (None, ""):
         return ()
     if isinstance(value, str):
         raw = split_rule_list([value])
-    elif isinstance(value, list):
+    elif isinstance(value, list) and all(isinstance(v, str) for v in value):  # pyright: ignore[reportUnknownVariableType]
         raw = split_rule_list([str(v) for v in value])  # pyright: ignore[reportUnknownArgumentType, reportUnknownVariableType]
     else:
-        raise SkillError(f"{path}: 'allowed-tools' must be a list or a comma-separated string")
+        raise SkillError(
+            f"{where}: 'allowed-tools' must be a list of rules or a comma-separated string"
+        )
     rules: list[str] = []
     for text in raw:
         try:
@@ -120,7 +124,7 @@ def load_skill(path: Path, source: str, problems: list[str] | None = None) -> Sk
     fields = doc.fields
     name = fields.get("name", path.parent.name)
     if not isinstance(name, str) or not name.strip():
-        raise SkillError(f"{path}: 'name' must be a non-empty string")
+        raise SkillError(f"{doc.where(path, 'name')}: 'name' must be a non-empty string")
     name = name.strip()
     if len(name) > MAX_NAME or not _NAME_RE.match(name):
         raise SkillError(
@@ -134,14 +138,18 @@ def load_skill(path: Path, source: str, problems: list[str] | None = None) -> Sk
             "by their description, so say what the skill does and when to use it"
         )
     if not isinstance(description, str) or not description.strip():
-        raise SkillError(f"{path}: 'description' must be a non-empty string")
+        raise SkillError(
+            f"{doc.where(path, 'description')}: 'description' must be a non-empty string"
+        )
     description = " ".join(description.split())
     if len(description) > MAX_DESCRIPTION:
         raise SkillError(
             f"{path}: 'description' is {len(description)} characters; keep it under "
             f"{MAX_DESCRIPTION} (details belong in the body)"
         )
-    allowed = _allowed_tools(fields.get("allowed-tools"), path, problems)
+    allowed = _allowed_tools(
+        fields.get("allowed-tools"), doc.where(path, "allowed-tools"), path, problems
+    )
     return Skill(name=name, description=description, path=path, source=source,
                  allowed_tools=allowed)
 

@@ -106,7 +106,7 @@ def test_invalid_skill_files_are_reported_naming_file_and_line(places: dict[str,
     assert fine.allowed_tools == ("Read",)
 
 
-def test_front_matter_subset(tmp_path: Path) -> None:
+def test_front_matter_is_yaml_with_every_scalar_kept_as_text(tmp_path: Path) -> None:
     text = (
         "---\n"
         "# a comment\n"
@@ -115,25 +115,77 @@ def test_front_matter_subset(tmp_path: Path) -> None:
         "notes: |\n  keep\n  lines\n"
         "allowed-tools:\n  - Read\n  - Bash(git diff:*)\n"
         "tags: [a, \"b c\"]\n"
-        "metadata:\n  version: 1.2\n  author: \"Ann\"\n"
+        "metadata:\n  version: 1.10\n  author: \"Ann\"\n"
         "plain: value # trailing comment\n"
+        "flag: no\n"
+        "cmd: !!python/object/apply:os.system [touch pwned]\n"
         "---\n# Body\n\ntext\n"
     )
     doc = parse(text, tmp_path / "SKILL.md")
     assert doc.fields == {
         "name": "it's",
-        "description": "Folded over two lines.\nNew paragraph.",
-        "notes": "keep\nlines",
+        # YAML's block scalars keep one final line break ("clip").
+        "description": "Folded over two lines.\nNew paragraph.\n",
+        "notes": "keep\nlines\n",
         "allowed-tools": ["Read", "Bash(git diff:*)"],
         "tags": ["a", "b c"],
-        "metadata": {"version": "1.2", "author": "Ann"},
+        "metadata": {"version": "1.10", "author": "Ann"},
         "plain": "value",
+        "flag": "no",
+        "cmd": ["touch pwned"],  # tags are inert: only strings, lists and mappings
     }
     assert doc.body == "# Body\n\ntext"
-    with pytest.raises(FrontMatterError, match=r"SKILL.md:2: unsupported YAML"):
-        parse("---\nname: {a: b}\n---\n", tmp_path / "SKILL.md")
     with pytest.raises(FrontMatterError, match=r"SKILL.md:2: unexpected indentation"):
         parse("---\n  name: x\n---\n", tmp_path / "SKILL.md")
+
+
+def test_allowed_tools_flow_list_with_quoted_commas(places: dict[str, Path]) -> None:
+    folder = places["project"] / ".claude" / "skills"
+    make_skill(
+        folder, "flow", '"Review a diff, then summarise: risks first."',
+        extra='allowed-tools: ["Read, Grep", \'Bash(git log:*)\']\n',
+    )
+    make_skill(
+        folder, "block", "'Block list, quoted.'",
+        extra="allowed-tools:\n  - Read\n  - \"Bash(git diff:*)\"\n  - Glob, Grep\n",
+    )
+    registry = registry_for(places)
+    assert registry.problems == []
+    flow, block = registry.get("flow"), registry.get("block")
+    assert flow is not None and block is not None
+    assert flow.description == "Review a diff, then summarise: risks first."
+    assert flow.allowed_tools == ("Read", "Grep", "Bash(git log:*)")
+    assert block.description == "Block list, quoted."
+    assert block.allowed_tools == ("Read", "Bash(git diff:*)", "Glob", "Grep")
+
+
+@pytest.mark.parametrize(
+    ("front", "where", "why"),
+    [
+        ('name: x\nallowed-tools: [Read, "Grep\n', ":3:", 'unterminated " string'),
+        ("name: x\ntools: [Read, Grep\ndescription: y\n", ":3:", "unterminated [ list"),
+        ("name: x\ndescription: Use it when: always\n", ":3:", "unexpected ':'; quote"),
+        ("name: x\ndescription:\n\t- y\n", ":4:", "tabs are not allowed"),
+        ("name: x\ndescription: y\n- z\n", ":4:", "invalid YAML"),
+        ("- name\n- description\n", ":2:", "the front matter must be 'key: value' lines"),
+        ("name: {a: b}\ndescription: y\n", ":2:", "'name' must be a non-empty string"),
+        ("name: x\ndescription: [a]\n", ":3:", "'description' must be a non-empty string"),
+        ("name: x\ndescription: y\nallowed-tools: {Read: yes}\n", ":4:",
+         "'allowed-tools' must be a list of rules"),
+        ("name: x\ndescription: y\nallowed-tools: [[Read]]\n", ":4:",
+         "'allowed-tools' must be a list of rules"),
+    ],
+)
+def test_malformed_front_matter_names_file_line_and_problem(
+    places: dict[str, Path], front: str, where: str, why: str
+) -> None:
+    skill_md = places["home"] / "skills" / "x" / "SKILL.md"
+    skill_md.parent.mkdir(parents=True)
+    skill_md.write_text(f"---\n{front}---\nbody\n")
+    registry = registry_for(places)
+    assert registry.get("x") is None
+    assert len(registry.problems) == 1
+    assert registry.problems[0].startswith(f"{skill_md}{where} {why}")
 
 
 def test_catalogue_has_names_and_descriptions_only(places: dict[str, Path]) -> None:
