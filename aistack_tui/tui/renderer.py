@@ -215,6 +215,7 @@ class EventRenderer:
             assert isinstance(widget, AssistantMessage)
             self._answer = widget
         await self._answer.write(text)
+        self.conversation.note_output()
 
     async def _think(self, text: str) -> None:
         if self._thinking is None:

@@ -2,6 +2,10 @@
 
 It owns layout and the prompt's completion list; what a submitted prompt does is the
 app's business (`AistackApp.handle_input`), so this screen holds no agent logic.
+
+The keys that scroll the conversation are priority bindings here, because the prompt
+keeps the focus all day and a text area would otherwise take PageUp/PageDown (and
+Home/End) for itself: the pages always scroll, Home/End only while the prompt is empty.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import OptionList, TextArea
+from textual.widgets import Input, OptionList, TextArea
 from textual.widgets.option_list import Option
 
 from aistack_tui.tui.completions import Completion, command_at_start, mention_at_end
@@ -29,8 +33,10 @@ if TYPE_CHECKING:
 class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "interrupt", "Interrupt", show=False),
-        Binding("pageup", "page_up", show=False),
-        Binding("pagedown", "page_down", show=False),
+        Binding("pageup,shift+pageup", "page_up", show=False, priority=True),
+        Binding("pagedown,shift+pagedown", "page_down", show=False, priority=True),
+        Binding("home", "scroll_home", show=False, priority=True),
+        Binding("end", "scroll_end", show=False, priority=True),
     ]
 
     def __init__(self, history: PromptHistory, window: int) -> None:
@@ -64,6 +70,7 @@ class MainScreen(Screen[None]):
     async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         event.stop()
         self._hide_completions()
+        self.query_one(Conversation).follow()  # whatever it shows, the user wants to see it
         await self.aistack.handle_input(event.text)
 
     def action_interrupt(self) -> None:
@@ -72,11 +79,27 @@ class MainScreen(Screen[None]):
             return
         self.aistack.interrupt()
 
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("scroll_home", "scroll_end"):
+            # In the prompt (or any text field) Home/End move the cursor, unless it is
+            # empty; a declined priority binding lets the key go on to the widget.
+            focused = self.focused
+            if isinstance(focused, TextArea):
+                return not focused.text
+            return not isinstance(focused, Input)
+        return True
+
     def action_page_up(self) -> None:
         self.query_one(Conversation).scroll_page_up()
 
     def action_page_down(self) -> None:
         self.query_one(Conversation).scroll_page_down()
+
+    def action_scroll_home(self) -> None:
+        self.query_one(Conversation).scroll_home()
+
+    def action_scroll_end(self) -> None:
+        self.query_one(Conversation).follow()
 
     # --- completion ---------------------------------------------------------------------
 

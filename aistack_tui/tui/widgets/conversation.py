@@ -6,6 +6,10 @@ widgets are unmounted (their entries stay); a marker at the top says how many ar
 and scrolling to the top (or clicking the marker) mounts an earlier page. Layout work is
 therefore bounded by the window, not by the history — Textual re-lays-out every child of
 a container when one grows, which is what makes 2,000-message transcripts stall.
+
+The view follows the bottom (Textual's anchor) until the user scrolls up; then new
+output never moves what they are reading, and a "↓ new output" line docked at the bottom
+says there is more. Scrolling back to the end (or submitting anything) follows again.
 """
 
 from __future__ import annotations
@@ -67,6 +71,16 @@ class EarlierMarker(Static):
             conversation.show_earlier()
 
 
+class NewOutputMarker(Static):
+    """Docked at the bottom while the user reads above and output keeps arriving."""
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        conversation = self.parent
+        if isinstance(conversation, Conversation):
+            conversation.follow()
+
+
 class Conversation(VerticalScroll):
     """Mounts a window of the transcript's entries and follows the bottom while streaming."""
 
@@ -79,11 +93,37 @@ class Conversation(VerticalScroll):
         self._widgets: dict[int, Widget] = {}  # id(entry) -> mounted widget
         self._first = 0  # index of the first mounted entry
         self._marker = EarlierMarker("", classes="earlier-marker")
+        self._new_output = NewOutputMarker(
+            "↓ new output — End or click to follow", classes="new-output-marker"
+        )
 
     def on_mount(self) -> None:
         self._marker.display = False
-        self.mount(self._marker)
+        self._new_output.display = False
+        self.mount(self._marker, self._new_output)
         self.anchor()
+
+    # --- following the bottom ------------------------------------------------------------
+
+    @property
+    def following(self) -> bool:
+        """Whether new output scrolls into view (the user has not scrolled up)."""
+        return self._following()
+
+    @property
+    def new_output_waiting(self) -> bool:
+        return bool(self._new_output.display)
+
+    def follow(self) -> None:
+        """Jump to the bottom and follow new output again (submit, End, the marker)."""
+        self._new_output.display = False
+        self.anchor()
+
+    def note_output(self) -> None:
+        """Something below changed (an entry, streamed text, a card): if the user reads
+        above, say so instead of moving the view."""
+        if not self._new_output.display and not self._following():
+            self._new_output.display = True
 
     # --- adding and updating -------------------------------------------------------------
 
@@ -93,12 +133,14 @@ class Conversation(VerticalScroll):
         widget = widget_for(entry)
         self._widgets[id(entry)] = widget
         await self.mount(widget)
+        self.note_output()
         await self._trim()
         return widget
 
     async def load(self, entries: list[Entry]) -> None:
         """Replace the content with a whole history, mounting only its newest window."""
         await self.clear()
+        self._new_output.display = False
         for entry in entries:
             self.transcript.add(entry)
         self._first = max(0, len(self.transcript.entries) - self.window)
@@ -142,6 +184,7 @@ class Conversation(VerticalScroll):
         widget = self._widgets.get(id(entry))
         if isinstance(widget, ToolCard | UserMessage | ThinkingMessage):
             widget.sync()
+            self.note_output()
 
     @property
     def mounted_count(self) -> int:
@@ -203,3 +246,5 @@ class Conversation(VerticalScroll):
         super().watch_scroll_y(old_value, new_value)
         if new_value <= 0 < old_value and self._first > 0:
             self.show_earlier()
+        if self._new_output.display and self.is_vertical_scroll_end:
+            self._new_output.display = False
