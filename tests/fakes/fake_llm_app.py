@@ -244,6 +244,8 @@ def fault_plan(script: Script, fmt: Provider, model: str, body: dict[str, Any], 
     if fault.kind == "malformed_tool_json":
         reply = build_reply(script, fmt, model, body, Turn(chunk_size=base.chunk_size),
                             malformed=True)
+        if fault.raw_args is not None:
+            reply.calls[0].args_json = fault.raw_args
         return turn_plan(fmt, reply, body, stream, base.delay)
     if fault.kind == "hang":
         ctype = "text/event-stream" if stream else "application/json"

@@ -33,8 +33,9 @@ class Fault:
       (``retry-after`` header when ``retry_after`` is set).
     - ``cut``: a streamed answer whose TCP connection is dropped after ``after_chars``
       characters of text (non-streaming requests get half a body, then the drop).
-    - ``malformed_tool_json``: a complete answer whose one tool call has invalid JSON
-      arguments (Gemini: ``finishReason: MALFORMED_FUNCTION_CALL``).
+    - ``malformed_tool_json``: a complete answer whose one tool call (a ``Write``) has
+      invalid JSON arguments, ``raw_args`` when given (Gemini: ``finishReason:
+      MALFORMED_FUNCTION_CALL``).
     - ``in_stream_overloaded``: HTTP 200, then the provider's in-stream overloaded error.
     - ``hang``: headers, then nothing until the client gives up or the server stops.
     """
@@ -43,6 +44,7 @@ class Fault:
     status: int = 500
     retry_after: float | None = None
     after_chars: int = 5
+    raw_args: str | None = None
 
 
 @dataclass

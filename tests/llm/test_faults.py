@@ -189,12 +189,54 @@ async def test_malformed_tool_json_is_repaired(
     fake.add(Turn(faults=[Fault("malformed_tool_json")]))
     events = [e async for e in make_provider(name).stream(REQUEST)]
     (ended,) = [e for e in events if isinstance(e, ToolCallEnded)]
-    # '{"path": "notes.txt",, "content": }': the doubled comma goes, the value is null.
-    assert ended.input == {"path": "notes.txt", "content": None}
+    # '{"path": "notes.txt",, "content": }': the doubled comma goes, the missing value is "".
+    assert ended.input == {"path": "notes.txt", "content": ""}
     done = events[-1]
     assert isinstance(done, StreamDone)
     assert done.message.tool_uses()[0].input == ended.input
     assert INVALID_TOOL_INPUT not in done.extra
+
+
+@pytest.mark.parametrize("name", ["anthropic", "openai"])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        # Truncated: the stream ended inside the string; its newlines are kept.
+        ('{"path": "a.py", "content": "x = 1\\n\\n', {"path": "a.py", "content": "x = 1\n\n"}),
+        # Unquoted keys and single-quoted values.
+        ("{path: 'a.py', content: 'it\\'s'}", {"path": "a.py", "content": "it's"}),
+        # Trailing commas, and a comma inside a string that must stay.
+        ('{"path": "a.py", "content": "a, b\\n",}', {"path": "a.py", "content": "a, b\n"}),
+    ],
+    ids=["truncated", "unquoted", "trailing-comma"],
+)
+async def test_streamed_tool_arguments_are_repaired(
+    name: str, raw: str, expected: dict[str, str], fake: FakeLLMServer,
+    make_provider: ProviderFactory,
+) -> None:
+    fake.add(Turn(faults=[Fault("malformed_tool_json", raw_args=raw)]))
+    events = [e async for e in make_provider(name).stream(REQUEST)]
+    (ended,) = [e for e in events if isinstance(e, ToolCallEnded)]
+    assert ended.name == "Write"
+    assert ended.input == expected
+    done = events[-1]
+    assert isinstance(done, StreamDone)
+    assert INVALID_TOOL_INPUT not in done.extra
+
+
+@pytest.mark.parametrize("name", ["anthropic", "openai"])
+async def test_unrepairable_streamed_arguments_are_reported_not_run(
+    name: str, fake: FakeLLMServer, make_provider: ProviderFactory
+) -> None:
+    fake.add(Turn(faults=[Fault("malformed_tool_json", raw_args="<<not json>>")]))
+    events = [e async for e in make_provider(name).stream(REQUEST)]
+    (ended,) = [e for e in events if isinstance(e, ToolCallEnded)]
+    assert ended.input == {}
+    done = events[-1]
+    assert isinstance(done, StreamDone)
+    (entry,) = done.extra[INVALID_TOOL_INPUT].values()
+    assert entry["raw"] == "<<not json>>"
+    assert entry["error"].startswith("not valid JSON")
 
 
 async def test_gemini_malformed_function_call_is_retried(

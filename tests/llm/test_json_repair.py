@@ -28,10 +28,16 @@ from aistack_tui.llm.json_repair import (
         ('```\n{"x": 1}\n```', {"x": 1}),
         ('Here you go: {"x": "y"} hope that helps', {"x": "y"}),
         ('{"a": 1}}', {"a": 1}),
-        ('{"a":', {"a": None}),
+        # A key whose value never came gets "" from json-repair (the schema still decides).
+        ('{"a":', {"a": ""}),
         ('{"q": "say \\"hi\\"", "n": "line\nbreak"}', {"q": 'say "hi"', "n": "line\nbreak"}),
         ("{command: 'ls -la'}", {"command": "ls -la"}),
-        ('{"path": "notes.txt",, "content": }', {"path": "notes.txt", "content": None}),
+        ('{"path": "notes.txt",, "content": }', {"path": "notes.txt", "content": ""}),
+        # A repaired string keeps its trailing whitespace: a file's last newline survives.
+        ('{"content": "a\\nb\\n",}', {"content": "a\nb\n"}),
+        ('{"path": "f.py", "content": "x = 1\\n\\n', {"path": "f.py", "content": "x = 1\n\n"}),
+        ('{"content": "keep  ", "n": 1,}', {"content": "keep  ", "n": 1}),
+        ("{'old_string': 'a, b',\n 'new_string': 'c',}", {"old_string": "a, b", "new_string": "c"}),
         ('{"unicode": "héllo ✓"}', {"unicode": "héllo ✓"}),
     ],
 )
@@ -55,6 +61,8 @@ def test_repair_json_raises_a_clear_error() -> None:
     with pytest.raises(JSONRepairError, match="not valid JSON"):
         repair_json("definitely not json")
     with pytest.raises(JSONRepairError, match="empty"):
+        repair_json("  \n")
+    with pytest.raises(JSONRepairError, match="not valid JSON"):
         repair_json("```json\n```")
 
 
