@@ -1,12 +1,13 @@
 """The trust gate: what a project's own files may run, grant or redirect before the user agrees.
 
-Anyone can commit a `.mcp.json`, a `.aistack/settings.json` (or `settings.local.json`) or a
-skill. Whatever in them runs a program (hooks, MCP servers), widens what the agent may do
-(`allow` rules, a `defaultMode` of acceptEdits or bypassPermissions, `additionalDirectories`,
-turning the sandbox off or opening its network, a project skill's `allowed-tools`) or
-redirects a key (providers, `apiKeys`, `env`, MCP servers reading `${VAR}`) is a
-`TrustItem`. Items the user has not agreed to are removed from the settings before anything
-is built; project `deny` and `ask` rules, which only narrow, always apply.
+Anyone can commit a `.mcp.json`, a `.aistack/settings.json` (or `settings.local.json`), the
+same files of Claude Code under `.claude/`, or a skill. Whatever in them runs a program
+(hooks, MCP servers), widens what the agent may do (`allow` rules, a `defaultMode` of
+acceptEdits or bypassPermissions, `additionalDirectories`, turning the sandbox off or
+opening its network, a project skill's `allowed-tools`) or redirects a key (providers,
+`apiKeys`, `env`, MCP servers reading `${VAR}`) is a `TrustItem`. Items the user has not
+agreed to are removed from the settings before anything is built; project `deny` and `ask`
+rules, which only narrow, always apply.
 
 The TUI asks once with a dialog listing every item (`RunConfig.trust_prompt`) and remembers
 the answer per item content (`settings.trust`). Print mode never asks: it runs without the
@@ -25,6 +26,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from aistack_tui.settings.claude import (
+    claude_local_settings_path,
+    claude_project_settings_path,
+    claude_user_settings_path,
+)
 from aistack_tui.settings.layers import (
     ConfigError,
     Layer,
@@ -83,10 +89,16 @@ def is_project_layer(config: RunConfig, layer: Layer) -> bool:
     if layer.path is None:
         return False
     path = layer.path.resolve()
-    if path == user_settings_path(config.home).resolve():
-        return False  # a project at the aistack home itself: the user's own file
+    if path in (user_settings_path(config.home).resolve(),
+                claude_user_settings_path(config.env).resolve()):
+        return False  # a project at the aistack or Claude home itself: the user's own file
     root = config.project_root
-    return path in (project_settings_path(root).resolve(), local_settings_path(root).resolve())
+    return path in {
+        p.resolve() for p in (
+            project_settings_path(root), local_settings_path(root),
+            claude_project_settings_path(root), claude_local_settings_path(root),
+        )
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,16 +312,17 @@ def _without(data: dict[str, Any], items: Iterable[TrustItem]) -> dict[str, Any]
 
 def apply_trust(config: RunConfig, decision: TrustDecision) -> RunConfig:
     """The config without the project items `decision` leaves out (the `.mcp.json` servers
-    and skills among them are left out by `wiring`, which starts those)."""
+    and skills among them are left out by `wiring`, which starts those), with the settings'
+    `env` applied to its environment."""
     if not decision.ignored:
-        return config
+        return with_settings_env(config)
     from aistack_tui.settings.layers import settings_from_layers
 
     by_source: dict[str, list[TrustItem]] = {}
     for item in decision.ignored:
         by_source.setdefault(item.source, []).append(item)
     layers = [
-        Layer(layer.source, _without(layer.data, by_source[layer.source]), layer.path)
+        dataclasses.replace(layer, data=_without(layer.data, by_source[layer.source]))
         if layer.source in by_source and is_project_layer(config, layer) else layer
         for layer in config.loaded.layers
     ]
@@ -317,7 +330,17 @@ def apply_trust(config: RunConfig, decision: TrustDecision) -> RunConfig:
     mode = config.permission_mode
     if mode == config.loaded.settings.permissions.default_mode:
         mode = loaded.settings.permissions.default_mode  # the mode came from settings
-    return dataclasses.replace(config, loaded=loaded, permission_mode=mode)
+    return with_settings_env(dataclasses.replace(config, loaded=loaded, permission_mode=mode))
+
+
+def with_settings_env(config: RunConfig) -> RunConfig:
+    """The run's environment with the settings' `env` over it, as Claude Code applies its
+    `env`: to the session's providers (keys, base URLs), tools and hooks. Applied after
+    trust, so a project's `env` counts only once the project is trusted."""
+    extra = config.loaded.settings.env
+    if not extra or all(config.env.get(k) == v for k, v in extra.items()):
+        return config
+    return dataclasses.replace(config, env={**config.env, **extra})
 
 
 def without_untrusted_project_settings(config: RunConfig) -> RunConfig:

@@ -15,7 +15,7 @@ import json
 import os
 import re
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,12 +111,15 @@ class HookRunner:
         cwd: Path,
         project_root: Path,
         notify: Callable[[str], None] | None = None,
+        env: Mapping[str, str] | None = None,
     ) -> None:
         self.hooks = hooks
         self.session_id = session_id
         self.cwd = cwd
         self.project_root = project_root
         self.notify = notify or (lambda _text: None)
+        self.env = dict(env or {})
+        """Variables the settings' `env` adds to every hook's environment."""
 
     def has(self, event: str) -> bool:
         return bool(self.hooks.get(event))
@@ -143,7 +146,7 @@ class HookRunner:
         return results
 
     async def _exec(self, command: HookCommand, stdin: bytes) -> HookResult:
-        env = {**os.environ, "AISTACK_PROJECT_DIR": str(self.project_root),
+        env = {**os.environ, **self.env, "AISTACK_PROJECT_DIR": str(self.project_root),
                "CLAUDE_PROJECT_DIR": str(self.project_root)}
         proc = await asyncio.create_subprocess_exec(
             "bash", "-c", command.command,
@@ -179,8 +182,11 @@ class HookRunner:
                 return HookVerdict(block_reason=str(data.get("reason", "blocked by hook")))
             specific = data.get("hookSpecificOutput") or {}
             decision = specific.get("permissionDecision")
+            reason = str(specific.get("permissionDecisionReason", ""))
+            if decision is None and data.get("decision") == "approve":
+                # Claude Code's older spelling of a PreToolUse allow.
+                decision, reason = "allow", str(data.get("reason", ""))
             if decision in ("allow", "deny", "ask"):
-                reason = str(specific.get("permissionDecisionReason", ""))
                 # The strictest decision of all hooks wins.
                 rank = {"allow": 0, "ask": 1, "deny": 2}
                 if verdict is None or rank[decision] > rank[verdict.permission or "allow"]:

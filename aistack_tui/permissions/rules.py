@@ -334,12 +334,15 @@ class CompiledPathRule:
 
 
 def compile_path_rule(rule: Rule, project_root: Path, home: Path) -> CompiledPathRule:
-    """Bind `Read(./x)`/`Read(x)` to the project, `Read(~/x)` to home, `Read(/x)` to `/`.
+    """Bind `Read(./x)`/`Read(x)` to the project, `Read(~/x)` to home, `Read(/x)` and
+    `Read(//x)` to `/`.
 
     For an absolute pattern the static directory before its first glob is resolved, so a
     rule written against a symlinked path still matches the resolved paths it is tested on.
     """
     spec = rule.specifier or "**"
+    if spec.startswith("//"):
+        spec = "/" + spec.lstrip("/")  # Claude Code's spelling of an absolute path
     if spec == "~" or spec.startswith("~/"):
         base, pattern = real(home), _pattern_part(spec)
     elif spec.startswith("/"):

@@ -1,9 +1,12 @@
 """Load settings from named layers and merge them (later wins; lists concatenate).
 
-Order: built-in defaults → `$AISTACK_HOME/settings.json` → `<project>/.aistack/settings.json`
-→ `<project>/.aistack/settings.local.json` → `AISTACK_*` environment → command-line flags.
-Each layer is validated on its own first, so an error names the file (and line, for
-malformed JSON) and the key that is wrong.
+Order: built-in defaults → `~/.claude/settings.json` → `$AISTACK_HOME/settings.json` →
+`<project>/.claude/settings.json` → `<project>/.aistack/settings.json` →
+`<project>/.claude/settings.local.json` → `<project>/.aistack/settings.local.json` →
+`AISTACK_*` environment → command-line flags. Claude Code's files sit just below aistack's
+own file of the same scope and are translated first (`settings.claude`). Each layer is
+validated on its own first, so an error names the file (and line, for malformed JSON) and
+the key that is wrong.
 """
 
 from __future__ import annotations
@@ -17,6 +20,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from aistack_tui.settings.claude import (
+    claude_local_settings_path,
+    claude_project_settings_path,
+    claude_user_settings_path,
+    translate_settings,
+)
 from aistack_tui.settings.models import Settings
 
 
@@ -29,6 +38,10 @@ class Layer:
     source: str
     data: dict[str, Any]
     path: Path | None = None
+    claude: bool = False
+    """Read from a Claude Code settings file (`data` is its translation)."""
+    ignored: tuple[str, ...] = ()
+    """Keys of a Claude Code file that were not carried over, for `aistack doctor`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +75,26 @@ def project_settings_path(project_root: Path) -> Path:
 
 def local_settings_path(project_root: Path) -> Path:
     return project_root / ".aistack" / "settings.local.json"
+
+
+def settings_files(
+    home: Path, project_root: Path, env: Mapping[str, str]
+) -> list[tuple[Path, bool]]:
+    """Every settings file, lowest precedence first, each with whether it is Claude
+    Code's. A project whose `.claude/` is the user's own Claude directory (a project at
+    the home directory) reads that file once, as the user's."""
+    user_claude = claude_user_settings_path(env)
+    files = [
+        (user_claude, True),
+        (user_settings_path(home), False),
+        (claude_project_settings_path(project_root), True),
+        (project_settings_path(project_root), False),
+        (claude_local_settings_path(project_root), True),
+        (local_settings_path(project_root), False),
+    ]
+    if claude_project_settings_path(project_root).resolve() == user_claude.resolve():
+        del files[2]
+    return files
 
 
 def read_json_layer(path: Path) -> dict[str, Any] | None:
@@ -136,13 +169,16 @@ def load_settings(
     """Read, validate and merge every layer; raises ConfigError on the first bad one."""
     env = os.environ if env is None else env
     layers: list[Layer] = []
-    for source_path in (
-        user_settings_path(home),
-        project_settings_path(project_root),
-        local_settings_path(project_root),
-    ):
+    for source_path, claude in settings_files(home, project_root, env):
         data = read_json_layer(source_path)
-        if data is not None:
+        if data is None:
+            continue
+        if claude:
+            translated = translate_settings(data)
+            _validate(translated.data, str(source_path))
+            layers.append(Layer(str(source_path), translated.data, source_path, True,
+                                translated.ignored))
+        else:
             _validate(data, str(source_path))
             layers.append(Layer(str(source_path), data, source_path))
     env_data = env_layer(env)

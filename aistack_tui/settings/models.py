@@ -108,6 +108,8 @@ class Settings(BaseModel):
     knowledge_enabled: bool = Field(True, alias="knowledge")
     mcp_servers: dict[str, dict[str, Any]] = Field(default_factory=dict, alias="mcpServers")
     hooks: dict[str, list[dict[str, Any]]] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables for the session, its tools and hooks (Claude Code's `env`)."""
     api_keys: dict[str, SecretStr] = Field(default_factory=dict, alias="apiKeys")
     mcp_connect_timeout: float = Field(10.0, alias="mcpConnectTimeout", gt=0)
     compaction: CompactionSettingsModel = Field(default_factory=_defaults(CompactionSettingsModel))

@@ -103,6 +103,8 @@ class ToolContext:
     todos: list[TodoItem] = field(default_factory=list)
     session_id: str = ""
     additional_directories: list[Path] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    """Variables the settings' `env` adds to every command's environment."""
     services: dict[str, Any] = field(default_factory=dict)
     file_locks: dict[Path, asyncio.Lock] = field(default_factory=dict)
 

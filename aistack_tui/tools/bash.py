@@ -237,6 +237,7 @@ class _Confinement:
     def __init__(self, ctx: ToolContext, cwd: Path) -> None:
         self.sandbox = ctx.services.get("sandbox")
         self.writable = [ctx.project_root, *ctx.additional_directories]
+        self.settings_env = ctx.env
         self.cwd = cwd
         self.policy: Any = None
 
@@ -263,7 +264,7 @@ class _Confinement:
     def env(self) -> dict[str, str]:
         """The command's environment. A command allowed only as read-only gets no variable
         whose name says it holds a credential: `echo $ANTHROPIC_API_KEY` is read-only."""
-        env = {**os.environ, **EXTRA_ENV}
+        env = {**os.environ, **self.settings_env, **EXTRA_ENV}
         if self.policy is not None and self.policy.tier == "read":
             env = {k: v for k, v in env.items() if not CREDENTIAL_NAME.search(k)}
         return env
