@@ -58,6 +58,11 @@ class PromptHistory:
             pass  # history is a convenience; a read-only home must not break the prompt
 
 
+def normalize_newlines(text: str) -> str:
+    """CRLF and lone CR (what many terminals and Windows programs paste) become LF."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 @dataclass(slots=True)
 class PasteChip:
     label: str
@@ -146,16 +151,20 @@ class PromptInput(TextArea):
     # --- paste chips --------------------------------------------------------------------
 
     async def _on_paste(self, event: events.Paste) -> None:
-        text = event.text
-        lines = text.count("\n") + 1
-        if lines < PASTE_CHIP_LINES and len(text) < PASTE_CHIP_CHARS:
-            await super()._on_paste(event)
-            return
+        # Handled here entirely: Textual also runs TextArea's own `_on_paste` unless the
+        # default is prevented, which would insert the text a second time.
         event.stop()
         event.prevent_default()
-        label = f"[Pasted text #{len(self.chips) + 1} +{lines} lines]"
-        self.chips.append(PasteChip(label, text))
-        self.insert(label)
+        if self.read_only:
+            return
+        text = normalize_newlines(event.text)
+        lines = len(text.splitlines())
+        if lines >= PASTE_CHIP_LINES or len(text) >= PASTE_CHIP_CHARS:
+            label = f"[Pasted text #{len(self.chips) + 1} +{lines} lines]"
+            self.chips.append(PasteChip(label, text))
+            text = label
+        result = self.replace(text, *self.selection)
+        self.move_cursor(result.end_location)
 
     def expanded_text(self) -> str:
         text = self.text
