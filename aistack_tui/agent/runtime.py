@@ -205,7 +205,7 @@ class Agent:
                     break
                 check_hard_limits(
                     self.limits,
-                    usage=_minus(self.totals.usage, usage_before),
+                    usage=self.totals.usage - usage_before,
                     cost_usd=_cost_since(self.totals.cost_usd, cost_before),
                     started=started,
                 )
@@ -287,7 +287,7 @@ class Agent:
             reason=reason,
             num_turns=turns,
             final_text=final_text,
-            usage=_minus(self.totals.usage, usage_before),
+            usage=self.totals.usage - usage_before,
             cost_usd=cost,
             duration_ms=int((time.monotonic() - started) * 1000),
             duration_api_ms=self.totals.api_ms - api_ms_before,
@@ -540,13 +540,3 @@ class Agent:
 
 def _cost_since(total: float | None, before: float | None) -> float | None:
     return None if total is None else total - (before or 0.0)
-
-
-def _minus(a: lt.Usage, b: lt.Usage) -> lt.Usage:
-    return lt.Usage(
-        input_tokens=a.input_tokens - b.input_tokens,
-        output_tokens=a.output_tokens - b.output_tokens,
-        cache_read_input_tokens=a.cache_read_input_tokens - b.cache_read_input_tokens,
-        cache_creation_input_tokens=a.cache_creation_input_tokens
-        - b.cache_creation_input_tokens,
-    )

@@ -9,8 +9,10 @@ because thousands of them pass per answer and they never leave the process.
 
 from __future__ import annotations
 
+import operator
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal, TypeAlias
 
@@ -80,13 +82,18 @@ class Usage(BaseModel):
     cache_creation_input_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            input_tokens=self.input_tokens + other.input_tokens,
-            output_tokens=self.output_tokens + other.output_tokens,
-            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
-            cache_creation_input_tokens=self.cache_creation_input_tokens
-            + other.cache_creation_input_tokens,
-        )
+        return self._combine(other, operator.add)
+
+    def __sub__(self, other: Usage) -> Usage:
+        """What was used since `other` was read off the same running total."""
+        return self._combine(other, operator.sub)
+
+    def _combine(self, other: Usage, op: Callable[[int, int], int]) -> Usage:
+        # Field by field over the model's own fields, so a new counter is never forgotten.
+        return Usage(**{
+            name: op(getattr(self, name), getattr(other, name))
+            for name in Usage.model_fields
+        })
 
 
 def new_message_id() -> str:
