@@ -227,6 +227,25 @@ def _skill_items(config: RunConfig) -> list[TrustItem]:
     return items
 
 
+def _command_items(config: RunConfig) -> list[TrustItem]:
+    """Project slash commands whose `allowed-tools` would be pre-approved when run."""
+    from aistack_tui.skills.commands import CommandSet, command_locations
+
+    locations = [
+        (label, folder)
+        for label, folder in command_locations(config.project_root, config.home)
+        if label.startswith("project")
+    ]
+    items: list[TrustItem] = []
+    for command in CommandSet.from_locations(locations).commands.values():
+        if command.allowed_tools:
+            where = _relative(config, command.path)
+            detail = f"allowed-tools: {', '.join(command.allowed_tools)} ({where})"
+            items.append(_item("command", command.name, detail,
+                               [where, command.allowed_tools], str(command.path)))
+    return items
+
+
 def project_trust_items(config: RunConfig) -> list[TrustItem]:
     """Everything in the project's files that runs a program, widens rights or redirects
     a key, in the order the trust dialog lists it."""
@@ -235,6 +254,7 @@ def project_trust_items(config: RunConfig) -> list[TrustItem]:
         if is_project_layer(config, layer):
             items += _layer_items(layer, _relative(config, layer.source))
     items += _skill_items(config)
+    items += _command_items(config)
     return items
 
 

@@ -21,7 +21,7 @@ TRUST_FILE = "trusted-projects.json"
 
 TrustKind: TypeAlias = Literal[
     "mcp", "hooks", "allow", "mode", "directory", "sandbox", "provider", "env", "apiKeys",
-    "skill",
+    "skill", "command",
 ]
 
 
@@ -50,6 +50,7 @@ KIND_LABELS: dict[TrustKind, str] = {
     "env": "environment variables in",
     "apiKeys": "API keys in",
     "skill": "allowed-tools of skill",
+    "command": "allowed-tools of command",
 }
 
 
