@@ -83,6 +83,20 @@ def result_object(
     }
 
 
+def init_object(info: RunInfo) -> dict[str, Any]:
+    """The `system/init` line that opens a stream-json run (and each streamed turn)."""
+    return {
+        "type": "system",
+        "subtype": "init",
+        "session_id": info.session_id,
+        "cwd": info.cwd,
+        "model": info.model,
+        "tools": info.tools,
+        "mcp_servers": info.mcp_servers,
+        "permission_mode": info.permission_mode,
+    }
+
+
 class Formatter(Protocol):
     def start(self, info: RunInfo) -> None: ...
 
@@ -129,18 +143,7 @@ class StreamJsonFormatter:
 
     def start(self, info: RunInfo) -> None:
         self.session_id = info.session_id
-        self._emit(
-            {
-                "type": "system",
-                "subtype": "init",
-                "session_id": info.session_id,
-                "cwd": info.cwd,
-                "model": info.model,
-                "tools": info.tools,
-                "mcp_servers": info.mcp_servers,
-                "permission_mode": info.permission_mode,
-            }
-        )
+        self._emit(init_object(info))
 
     def event(self, event: ev.AgentEvent) -> None:
         if isinstance(event, ev.MessageAdded):

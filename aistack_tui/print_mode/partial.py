@@ -1,0 +1,138 @@
+"""`--include-partial-messages`: the model's answer as it streams, in `stream_event` lines.
+
+Claude Code forwards the Anthropic streaming events (`message_start`,
+`content_block_start`, `content_block_delta`, `content_block_stop`, `message_delta`,
+`message_stop`) wrapped as `{"type":"stream_event","event":{...}}`. The agent's events are
+provider-neutral, so the same shapes are rebuilt from them here, for every provider: text
+and thinking as they arrive, tool calls (whose arguments the agent hands over whole) when
+the message is complete, just before the `assistant` line that carries it.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any, Literal
+
+from aistack_tui.agent import events as ev
+from aistack_tui.llm.types import Message, ToolUseBlock
+
+BlockKind = Literal["text", "thinking"]
+
+
+class PartialMessages:
+    """Turns agent events into stream_event payloads (the `event` objects), in order."""
+
+    def __init__(self) -> None:
+        self._model = ""
+        self._open = False  # a message_start was sent and no message_stop yet
+        self._index = -1
+        self._block: BlockKind | None = None
+
+    def feed(self, event: ev.AgentEvent) -> list[dict[str, Any]]:
+        match event:
+            case ev.TurnStarted(model=model):
+                self._model = model
+                return []
+            case ev.TextDelta(text=text) if text:
+                return [*self._start_block("text"), _delta(self._index, "text_delta", text)]
+            case ev.ThinkingDelta(text=text) if text:
+                return [*self._start_block("thinking"),
+                        _delta(self._index, "thinking_delta", text)]
+            case ev.StreamReset():
+                # The partial answer is dropped and the request sent again: end what was
+                # streamed so a client starts the retried message afresh.
+                return self._stop()
+            case ev.MessageAdded(message=message) if message.role == "assistant":
+                return self._finish(message)
+            case _:
+                return []
+
+    def _begin(self) -> list[dict[str, Any]]:
+        if self._open:
+            return []
+        self._open, self._index, self._block = True, -1, None
+        return [
+            {
+                "type": "message_start",
+                "message": {
+                    "id": f"msg_{uuid.uuid4().hex[:24]}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": self._model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 0, "output_tokens": 0},
+                },
+            }
+        ]
+
+    def _close_block(self) -> list[dict[str, Any]]:
+        if self._block is None:
+            return []
+        self._block = None
+        return [{"type": "content_block_stop", "index": self._index}]
+
+    def _start_block(self, kind: BlockKind) -> list[dict[str, Any]]:
+        out = self._begin()
+        if self._block == kind:
+            return out
+        out += self._close_block()
+        self._index += 1
+        self._block = kind
+        empty: dict[str, Any] = (
+            {"type": "text", "text": ""} if kind == "text"
+            else {"type": "thinking", "thinking": "", "signature": ""}
+        )
+        return [*out, {"type": "content_block_start", "index": self._index,
+                       "content_block": empty}]
+
+    def _stop(self) -> list[dict[str, Any]]:
+        if not self._open:
+            return []
+        out = [*self._close_block(), {"type": "message_stop"}]
+        self._open = False
+        return out
+
+    def _finish(self, message: Message) -> list[dict[str, Any]]:
+        out = [*self._begin(), *self._close_block()]
+        for block in message.tool_uses():
+            out += self._tool_use(block)
+        usage = message.usage
+        out.append(
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message.stop_reason, "stop_sequence": None},
+                "usage": {"output_tokens": usage.output_tokens if usage else 0},
+            }
+        )
+        out.append({"type": "message_stop"})
+        self._open = False
+        return out
+
+    def _tool_use(self, block: ToolUseBlock) -> list[dict[str, Any]]:
+        self._index += 1
+        return [
+            {"type": "content_block_start", "index": self._index,
+             "content_block": {"type": "tool_use", "id": block.id, "name": block.name,
+                               "input": {}}},
+            _delta(self._index, "input_json_delta", json.dumps(block.input)),
+            {"type": "content_block_stop", "index": self._index},
+        ]
+
+
+def _delta(index: int, kind: str, value: str) -> dict[str, Any]:
+    key = {"text_delta": "text", "thinking_delta": "thinking"}.get(kind, "partial_json")
+    return {"type": "content_block_delta", "index": index, "delta": {"type": kind, key: value}}
+
+
+def stream_event_line(event: dict[str, Any], session_id: str) -> dict[str, Any]:
+    """One `stream_event` line as Claude Code prints it."""
+    return {
+        "type": "stream_event",
+        "uuid": str(uuid.uuid4()),
+        "session_id": session_id,
+        "event": event,
+        "parent_tool_use_id": None,
+    }
