@@ -21,6 +21,7 @@ from textual.widgets import Input, OptionList, TextArea
 from textual.widgets.option_list import Option
 
 from aistack_tui.tui.completions import Completion, command_at_start, mention_at_end
+from aistack_tui.tui.screens.history_search import HistorySearchScreen
 from aistack_tui.tui.widgets.conversation import Conversation
 from aistack_tui.tui.widgets.prompt_input import PromptHistory, PromptInput
 from aistack_tui.tui.widgets.status_bar import StatusBar
@@ -37,6 +38,7 @@ class MainScreen(Screen[None]):
         Binding("pagedown,shift+pagedown", "page_down", show=False, priority=True),
         Binding("home", "scroll_home", show=False, priority=True),
         Binding("end", "scroll_end", show=False, priority=True),
+        Binding("ctrl+r", "search_history", "Search history", show=False),
     ]
 
     def __init__(self, history: PromptHistory, window: int) -> None:
@@ -101,6 +103,17 @@ class MainScreen(Screen[None]):
     def action_scroll_end(self) -> None:
         self.query_one(Conversation).follow()
 
+    def action_search_history(self) -> None:
+        prompt = self.query_one(PromptInput)
+        query = "" if prompt.showing_history else prompt.text.strip()
+
+        def chosen(text: str | None) -> None:
+            if text is not None:
+                prompt.recall(text)
+            prompt.focus()
+
+        self.app.push_screen(HistorySearchScreen(self.history.items, query), chosen)
+
     # --- completion ---------------------------------------------------------------------
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
@@ -111,6 +124,9 @@ class MainScreen(Screen[None]):
 
     def update_completions(self) -> None:
         prompt = self.query_one(PromptInput)
+        if prompt.showing_history:  # the menu opens only when the user types
+            self._hide_completions()
+            return
         items: list[Completion] = []
         command = command_at_start(prompt.text)
         if command is not None:

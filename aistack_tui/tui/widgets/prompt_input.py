@@ -1,7 +1,9 @@
 """The multi-line prompt: Enter sends, Shift+Enter or Ctrl+J adds a line.
 
 Up/Down on the first/last line walk the history, which is persisted as JSON lines under
-`$AISTACK_HOME/prompt_history.jsonl`. A large paste collapses into a chip
+`$AISTACK_HOME/prompt_history.jsonl`; a recalled entry is not "typing", so a recalled
+`/command` opens no completion menu (which would take the next Up/Down) until it is
+edited. A large paste collapses into a chip
 (`[Pasted text #1 +42 lines]`) whose full text is restored on send. Completion of
 `/commands` and `@paths` is driven by the screen, which owns the suggestion list; this
 widget only reports what is being typed and accepts a chosen value.
@@ -130,6 +132,22 @@ class PromptInput(TextArea):
 
     def action_newline(self) -> None:
         self.insert("\n")
+
+    @property
+    def showing_history(self) -> bool:
+        """The prompt holds a recalled history entry, unedited."""
+        pos = self._history_pos
+        items = self.prompt_history.items
+        return pos is not None and pos < len(items) and self.text == items[pos]
+
+    def recall(self, text: str) -> None:
+        """Put `text` (a history search result) in the prompt, ready to edit or send."""
+        items = self.prompt_history.items
+        self._draft = self.text if self._history_pos is None else self._draft
+        self._history_pos = max(i for i, item in enumerate(items) if item == text) if (
+            text in items) else None
+        self.load_text(text)
+        self.move_cursor(self.document.end)
 
     def _walk_history(self, step: int) -> None:
         items = self.prompt_history.items
