@@ -11,7 +11,6 @@ allocated here rather than by SQLite so a whole batch can go in with `executeman
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,12 @@ import aiosqlite
 
 from aistack_tui.knowledge.types import FileExtraction
 from aistack_tui.knowledge.vector_cache import ChunkVectors
-from aistack_tui.storage.db import Capabilities, immediate_transaction, open_database
+from aistack_tui.storage.db import (
+    Capabilities,
+    immediate_transaction,
+    open_database,
+    write_lock,
+)
 
 T = TypeVar("T")
 _WHAT = "the code index"
@@ -119,7 +123,6 @@ class IndexStore:
         """The in-memory copy of `chunk_vec`, once `ensure_vectors` ran (vec loaded)."""
         self._next_file_id = 1
         self._next_chunk_id = 1
-        self._write_lock = asyncio.Lock()
 
     @classmethod
     async def open(cls, path: Path) -> IndexStore:
@@ -203,7 +206,7 @@ class IndexStore:
         in memory meanwhile.
         """
         # Under the write lock: `synchronous` cannot change inside another task's transaction.
-        async with self._write_lock:
+        async with write_lock(self.db):
             if enabled:
                 await self.db.execute("PRAGMA synchronous=OFF")
                 await self.db.execute("PRAGMA cache_size=-65536")
@@ -265,7 +268,7 @@ class IndexStore:
         The embedding loop stores vectors while a targeted update may write files: both
         share this connection, so they must not interleave inside one transaction.
         """
-        return await immediate_transaction(self.db, self._write_lock, work, what=_WHAT)
+        return await immediate_transaction(self.db, work, what=_WHAT)
 
     async def _sync_ids(self) -> None:
         """Re-read where the ids stand (inside the write transaction).

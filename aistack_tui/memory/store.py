@@ -15,7 +15,6 @@ the busy timeout from `storage.db` makes a second writer wait rather than fail.
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -222,11 +221,10 @@ class MemoryStore:
         self.db = db
         self.capabilities = capabilities
         self.clock = clock
-        self._lock = asyncio.Lock()
 
     async def write(self, work: Callable[[], Awaitable[T]]) -> T:
         """Run `work` inside BEGIN IMMEDIATE … COMMIT (serialised within this process)."""
-        return await immediate_transaction(self.db, self._lock, work, what="the memory database")
+        return await immediate_transaction(self.db, work, what="the memory database")
 
     # Rows ------------------------------------------------------------------------------
 

@@ -197,8 +197,9 @@ def _info(row: aiosqlite.Row) -> SessionInfo:
 class SqliteSessionStore:
     """SessionStore on one aiosqlite connection.
 
-    Write transactions are serialised by an asyncio lock because one connection cannot
-    nest transactions; other connections and processes are serialised by SQLite itself.
+    Write transactions queue on the connection's lock (`storage.db.write_lock`) because
+    one connection cannot nest transactions; other connections and processes are
+    serialised by SQLite itself.
     """
 
     def __init__(
@@ -211,7 +212,6 @@ class SqliteSessionStore:
         self._db = db
         self.capabilities = capabilities
         self._clock = clock
-        self._write_lock = asyncio.Lock()
 
     # Writes --------------------------------------------------------------------------
 
@@ -224,9 +224,7 @@ class SqliteSessionStore:
         return await asyncio.shield(self._write_now(work))
 
     async def _write_now(self, work: Callable[[], Awaitable[T]]) -> T:
-        return await immediate_transaction(
-            self._db, self._write_lock, work, what="the session database"
-        )
+        return await immediate_transaction(self._db, work, what="the session database")
 
     async def _tick(self) -> float:
         """Now, but strictly after every recorded activity, so "latest" is never a tie.

@@ -13,6 +13,7 @@ import contextlib
 import importlib.util
 import os
 import sqlite3
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,20 +179,37 @@ DB_ERRORS: tuple[type[Exception], ...] = _db_errors()
 """Base errors of the driver `open_database` uses, for `except DB_ERRORS:`."""
 
 
+_WRITE_LOCKS: weakref.WeakKeyDictionary[aiosqlite.Connection, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def write_lock(db: aiosqlite.Connection) -> asyncio.Lock:
+    """The one lock that serialises this connection's write transactions.
+
+    It belongs to the connection, not to a store: one connection cannot nest
+    transactions, so every object writing through it (the memory store, its vector
+    indexes and past-session search share one) must queue on the same lock. Other
+    connections and processes are serialised by SQLite itself.
+    """
+    lock = _WRITE_LOCKS.get(db)
+    if lock is None:
+        lock = _WRITE_LOCKS[db] = asyncio.Lock()
+    return lock
+
+
 async def immediate_transaction(
     db: aiosqlite.Connection,
-    lock: asyncio.Lock,
     work: Callable[[], Awaitable[T]],
     *,
     what: str,
 ) -> T:
     """Run `work` inside BEGIN IMMEDIATE … COMMIT, rolling back on any failure.
 
-    The lock serialises writers of this process (one connection cannot nest transactions);
-    other connections and processes are serialised by SQLite itself. Driver errors become
+    Writers of this process queue on the connection's `write_lock`. Driver errors become
     StorageError naming `what` ("the session database", "the memory database").
     """
-    async with lock:
+    async with write_lock(db):
         try:
             await db.execute("BEGIN IMMEDIATE")
         except DB_ERRORS as e:
