@@ -55,7 +55,6 @@ __all__ = [
 ]
 
 FAKE_API_KEY = "fake-key"
-DEFAULT_MODELS = ["fake-model", "gpt-4.1", "claude-sonnet-4-5", "gemini-2.5-pro"]
 
 
 def _config(app: Any, port: int) -> uvicorn.Config:
@@ -70,9 +69,12 @@ class FakeLLMServer:
     so it serves sync tests, async tests and subprocesses alike."""
 
     def __init__(self, turns: list[Turn] | None = None, models: list[str] | None = None) -> None:
+        """`models`: ids the models endpoints list instead of the recorded answers
+        (`tests/fakes/fake_models.py`)."""
         self._script = Script()
         self._script.add(turns or [])
-        self._app = FakeLLMApp(self._script, models or list(DEFAULT_MODELS))
+        self._models = models
+        self._app = FakeLLMApp(self._script, models)
         self._server: uvicorn.Server | None = None
         self._thread: threading.Thread | None = None
         self._sock: socket.socket | None = None
@@ -84,10 +86,16 @@ class FakeLLMServer:
         """Queue more turns after those already scripted."""
         self._script.add(turns)
 
+    def set_models(self, provider: Provider, entries: list[dict[str, Any]]) -> None:
+        """Replace what one format's models endpoint lists (entries in its wire shape)."""
+        self._app.catalogues[provider] = entries
+
     def reset(self) -> None:
         """Forget queued turns and recorded requests, so one running server can serve
-        many tests (starting and stopping uvicorn costs ~0.15 s each)."""
+        many tests (starting and stopping uvicorn costs ~0.15 s each); the models
+        endpoints list what they listed at the start again."""
         self._script.reset()
+        self._app.reset_catalogues(self._models)
 
     @property
     def requests(self) -> list[RecordedRequest]:
@@ -185,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
 
     script = Script()
     script.add(turns)
-    app = FakeLLMApp(script, list(DEFAULT_MODELS))
+    app = FakeLLMApp(script)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:

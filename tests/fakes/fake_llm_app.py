@@ -24,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from tests.fakes import fake_llm_wire as wire
 from tests.fakes.fake_llm_types import Fault, Provider, RecordedRequest, Served, Turn
+from tests.fakes.fake_models import catalogues_from_ids, recorded_catalogues
 
 EXHAUSTED_MESSAGE = "fake LLM script exhausted"
 _FILLER = "Partial answer that will never finish because the connection drops. "
@@ -279,16 +280,23 @@ def fault_plan(script: Script, fmt: Provider, model: str, body: dict[str, Any], 
 class FakeLLMApp:
     """Routes requests to the script and renders answers; one instance per server."""
 
-    def __init__(self, script: Script, models: list[str]) -> None:
+    def __init__(self, script: Script, models: list[str] | None = None) -> None:
         self.script = script
-        self.models = models
+        self.catalogues: dict[str, list[dict[str, Any]]] = {}
+        self.reset_catalogues(models)
         self.app = Starlette(routes=[
             Route("/v1/messages", self.anthropic_messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", self.anthropic_count, methods=["POST"]),
             Route("/v1/chat/completions", self.openai_chat, methods=["POST"]),
-            Route("/v1/models", self.openai_models, methods=["GET"]),
+            Route("/v1/models", self.list_models, methods=["GET"]),
+            Route("/{version}/models", self.google_models, methods=["GET"]),
             Route("/{version}/models/{target:path}", self.google, methods=["POST"]),
         ])
+
+    def reset_catalogues(self, models: list[str] | None) -> None:
+        """What the models endpoints list, by format: the recorded answers, or minimal
+        entries for the given ids."""
+        self.catalogues = recorded_catalogues() if models is None else catalogues_from_ids(models)
 
     async def _record(self, fmt: Provider, request: Request) -> tuple[RecordedRequest, Plan | None]:
         raw = await request.body()
@@ -369,13 +377,53 @@ class FakeLLMApp:
         tokens = _estimate_tokens(_prompt_of("anthropic", rec.body or {}))
         return self._reply(rec, JSONResponse({"input_tokens": tokens}))
 
-    async def openai_models(self, request: Request) -> Response:
+    async def list_models(self, request: Request) -> Response:
+        """`GET /v1/models`: Anthropic's and OpenAI's share the path; the SDK's headers
+        tell them apart (Gemini's, with `api_version="v1"`, too)."""
+        headers = request.headers
+        if "anthropic-version" in headers:
+            return await self.anthropic_models(request)
+        if "x-goog-api-key" in headers:
+            return await self.google_models(request)
         rec, problem = await self._record("openai", request)
         if problem is not None:
             return self._reply(rec, problem)
-        data = [{"id": m, "object": "model", "created": 1700000000, "owned_by": "fake"}
-                for m in self.models]
+        data = self.catalogues["openai"]
         return self._reply(rec, JSONResponse({"object": "list", "data": data}))
+
+    async def anthropic_models(self, request: Request) -> Response:
+        """Pages as the API does: `limit` (default 20), `after_id` / `before_id` cursors,
+        `has_more`, `first_id`, `last_id`."""
+        rec, problem = await self._record("anthropic", request)
+        if problem is not None:
+            return self._reply(rec, problem)
+        models = self.catalogues["anthropic"]
+        ids = [m["id"] for m in models]
+        limit = max(1, min(1000, int(rec.query.get("limit", "20"))))
+        start, end = 0, len(models)
+        if "after_id" in rec.query and rec.query["after_id"] in ids:
+            start = ids.index(rec.query["after_id"]) + 1
+        if "before_id" in rec.query and rec.query["before_id"] in ids:
+            end = ids.index(rec.query["before_id"])
+            start = max(0, end - limit)
+        page = models[start:min(end, start + limit)]
+        body = {"data": page, "has_more": start + len(page) < end,
+                "first_id": page[0]["id"] if page else None,
+                "last_id": page[-1]["id"] if page else None}
+        return self._reply(rec, JSONResponse(body))
+
+    async def google_models(self, request: Request) -> Response:
+        """Gemini `models.list`: `pageSize` (default 50), `pageToken`, `nextPageToken`."""
+        rec, problem = await self._record("google", request)
+        if problem is not None:
+            return self._reply(rec, problem)
+        models = self.catalogues["google"]
+        size = max(1, min(1000, int(rec.query.get("pageSize", "50"))))
+        start = int(rec.query.get("pageToken") or 0)
+        body: dict[str, Any] = {"models": models[start:start + size]}
+        if start + size < len(models):
+            body["nextPageToken"] = str(start + size)
+        return self._reply(rec, JSONResponse(body))
 
     async def google(self, request: Request) -> Response:
         version = request.path_params["version"]

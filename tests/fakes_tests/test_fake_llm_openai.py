@@ -114,7 +114,7 @@ async def test_async_client_streams_too(fake_llm: FakeLLMServer) -> None:
 
 def test_models_are_listed(fake_llm: FakeLLMServer) -> None:
     ids = [m.id for m in client(fake_llm).models.list()]
-    assert "fake-model" in ids
+    assert "gpt-6.1-sol" in ids and "text-embedding-3-large" in ids
     assert fake_llm.model_requests == []
 
 
