@@ -1,23 +1,22 @@
 """The composition root: build the agent, its tools, permissions and stores from settings.
 
-Front ends call `open_session(config, approver)` and get an `AgentSession`; nothing else
-in the program wires components together. Heavy imports (provider SDKs, SQLite) happen
-here, lazily, never on the `--version` / `--help` path.
+Front ends call `open_session(config, approver)` and get a `LiveSession` (the facade in
+`session/live.py`); nothing else in the program wires components together. This module
+only composes: run configuration lives in `session/config.py`, model resolution in
+`session/providers.py`, session behaviour in `session/live.py`. Heavy imports (provider
+SDKs, SQLite) happen here, lazily, never on the `--version` / `--help` path.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import json
-import os
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from aistack_tui.permissions.types import PermissionMode
-from aistack_tui.settings.layers import ConfigError, LoadedSettings, load_settings
+from aistack_tui.session.config import CREDENTIALS_FILE, RunConfig
+from aistack_tui.session.live import LiveSession, PersistingHooks
+from aistack_tui.session.providers import ModelRouter, build_provider, resolve_model_string
+from aistack_tui.settings.layers import ConfigError
 from aistack_tui.trust_gate import (
     apply_trust,
     check_model_provider,
@@ -29,358 +28,10 @@ from aistack_tui.trust_gate import (
 
 if TYPE_CHECKING:
     from aistack_tui.agent.ports import ApprovalHandler
-    from aistack_tui.agent.runtime import Agent
-    from aistack_tui.checkpoints.manager import CheckpointManager
-    from aistack_tui.llm.model_info import ModelInfo
-    from aistack_tui.llm.provider import Provider
     from aistack_tui.llm.types import Message
     from aistack_tui.permissions.engine import PermissionEngine
     from aistack_tui.sessions.models import SessionInfo
     from aistack_tui.sessions.sqlite_store import SqliteSessionStore
-    from aistack_tui.settings.trust import TrustItem
-    from aistack_tui.tools.base import ToolContext
-    from aistack_tui.wiring import Extensions
-
-DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-4-6",
-    "openai": "gpt-4.1",
-    "google": "gemini-2.5-pro",
-}
-CREDENTIALS_FILE = "credentials.json"
-
-
-TrustPrompt = Callable[[list["TrustItem"]], Awaitable[bool]]
-
-
-class NoProviderError(ConfigError):
-    """No provider has a key: the TUI shows its setup screen, print mode exits 2."""
-
-
-@dataclass
-class RunConfig:
-    """Everything a front end needs to open a session, resolved from argv and settings."""
-
-    cwd: Path
-    project_root: Path
-    home: Path
-    loaded: LoadedSettings
-    model: str | None = None
-    permission_mode: PermissionMode = "default"
-    max_turns: int | None = None
-    system_prompt: str | None = None
-    append_system_prompt: str | None = None
-    allowed_tools: list[str] = field(default_factory=list)
-    disallowed_tools: list[str] = field(default_factory=list)
-    resume: str | None = None
-    continue_latest: bool = False
-    fork_session: bool = False
-    no_memory: bool = False
-    no_knowledge: bool = False
-    mcp_config: Path | None = None
-    max_budget_usd: float | None = None
-    verbose: bool = False
-    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
-    trust_prompt: TrustPrompt | None = None
-    """The TUI's "trust what this project's files ask for?" dialog; None (print mode)
-    never asks and leaves out what the user has not agreed to before."""
-    trust_project: bool = False
-    """`--trust-project`: apply everything the project's files ask for, this run only."""
-
-
-def make_run_config(
-    *,
-    cwd: Path | None = None,
-    env: Mapping[str, str] | None = None,
-    model: str | None = None,
-    permission_mode: str | None = None,
-    **options: Any,
-) -> RunConfig:
-    """Load the settings layers for `cwd` and combine them with command-line options."""
-    from aistack_tui.storage.paths import aistack_home, find_project_root
-
-    env = dict(os.environ if env is None else env)
-    cwd = (cwd or Path.cwd()).resolve()
-    project_root = find_project_root(cwd)
-    home = aistack_home(env)
-    flags: dict[str, Any] = {}
-    if model:
-        flags["model"] = model
-    if permission_mode:
-        flags["permissions"] = {"defaultMode": permission_mode}
-    loaded = load_settings(home=home, project_root=project_root, env=env, flags=flags)
-    settings = loaded.settings
-    config = RunConfig(
-        cwd=cwd,
-        project_root=project_root,
-        home=home,
-        loaded=loaded,
-        model=settings.model,
-        permission_mode=settings.permissions.default_mode,
-        max_turns=settings.max_turns,
-        system_prompt=settings.system_prompt,
-        append_system_prompt=settings.append_system_prompt,
-        env=env,
-    )
-    known = {f.name for f in dataclasses.fields(RunConfig)}
-    for key, value in options.items():
-        if key not in known:
-            raise TypeError(f"unknown option {key}")
-        if value is not None:
-            setattr(config, key, value)
-    return config
-
-
-def read_credentials(home: Path) -> dict[str, str]:
-    """Keys pasted into the setup screen, saved under AISTACK_HOME with mode 0600."""
-    path = home / CREDENTIALS_FILE
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
-
-
-def save_credential(home: Path, provider: str, api_key: str) -> Path:
-    path = home / CREDENTIALS_FILE
-    data = read_credentials(home)
-    data[provider] = api_key
-    home.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-    os.chmod(path, 0o600)
-    return path
-
-
-def _key_env(config: RunConfig) -> dict[str, str]:
-    """The environment plus keys from settings and saved credentials (env wins)."""
-    from aistack_tui.llm.registry import KNOWN_PROVIDERS
-
-    env = dict(config.env)
-    extra = read_credentials(config.home)
-    extra.update({k: v.get_secret_value() for k, v in config.loaded.settings.api_keys.items()})
-    for provider, key in extra.items():
-        spec = KNOWN_PROVIDERS.get(provider)
-        for var in getattr(spec, "key_env_vars", ()) or ():
-            env.setdefault(var, key)
-            break
-    return env
-
-
-def resolve_model_string(config: RunConfig) -> str:
-    """The `provider/model` to use: --model, settings, else the first provider with a key."""
-    from aistack_tui.llm.registry import default_provider_from_env
-
-    if config.model:
-        return config.model if "/" in config.model else _guess_provider(config.model)
-    provider = default_provider_from_env(_key_env(config))
-    if provider is None:
-        raise NoProviderError(
-            "no LLM provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or "
-            "GEMINI_API_KEY (or GOOGLE_API_KEY), or choose a local model with "
-            "--model ollama/MODEL"
-        )
-    return f"{provider}/{DEFAULT_MODELS.get(provider, '')}"
-
-
-def _guess_provider(model: str) -> str:
-    lowered = model.lower()
-    if lowered.startswith("claude"):
-        return f"anthropic/{model}"
-    if lowered.startswith(("gpt", "o1", "o3", "o4")):
-        return f"openai/{model}"
-    if lowered.startswith("gemini"):
-        return f"google/{model}"
-    raise ConfigError(f"model {model!r} has no provider: write it as PROVIDER/MODEL")
-
-
-def build_provider(config: RunConfig, model_string: str) -> tuple[Provider, ModelInfo]:
-    """Create the provider adapter (importing only its SDK) and look up the model."""
-    from aistack_tui.llm.model_info import lookup_model
-    from aistack_tui.llm.registry import (
-        UnknownProviderError,
-        create_provider,
-        parse_model_string,
-        resolve_provider_config,
-    )
-
-    settings = config.loaded.settings
-    try:
-        provider_name, model = parse_model_string(model_string)
-        custom = {k: v.model_dump(exclude_none=True) for k, v in settings.providers.items()}
-        for name, raw in custom.items():
-            if "api_key" in raw:
-                raw["api_key"] = settings.providers[name].api_key.get_secret_value()  # type: ignore[union-attr]
-        pconfig = resolve_provider_config(provider_name, custom, custom, _key_env(config))
-    except UnknownProviderError as e:
-        raise ConfigError(str(e)) from e
-    except ValueError as e:
-        raise ConfigError(f"invalid model {model_string!r}: {e}") from e
-    if pconfig.needs_key and not pconfig.api_key:
-        names = " or ".join(pconfig.key_env_vars) or "an api key in settings"
-        raise NoProviderError(f"no API key for {provider_name}: set {names}")
-    info = lookup_model(pconfig.name, model, settings.models)
-    return create_provider(pconfig, model), info
-
-
-class ModelRouter:
-    """Models for kinds of work (`compaction`, `subagent`, `title`) named in settings,
-    built on first use and closed with the session; None means "use the main model".
-
-    A route carries the model's own `ModelInfo`, so work done on a cheap model is priced
-    at that model's rates, not the main model's."""
-
-    def __init__(self, config: RunConfig, routes: dict[str, str | None]) -> None:
-        self.config = config
-        self.routes = {kind: model for kind, model in routes.items() if model}
-        self._built: dict[str, tuple[Provider, ModelInfo]] = {}
-
-    def route(self, kind: str) -> tuple[Provider, ModelInfo] | None:
-        model = self.routes.get(kind)
-        if model is None:
-            return None
-        if model not in self._built:
-            self._built[model] = build_provider(self.config, model)
-        return self._built[model]
-
-    async def aclose(self) -> None:
-        for provider, _info in self._built.values():
-            await provider.aclose()
-
-
-@dataclass
-class PersistingHooks:
-    """Appends every completed message to the session store as it happens."""
-
-    session: AgentSession
-
-    async def on_message(self, message: Message) -> None:
-        await self.session.store.append(self.session.info.id, message)
-
-    async def on_turn_end(self, turn: int) -> None:
-        agent = self.session.agent
-        last = agent.messages[-1] if agent.messages else None
-        if last is not None and last.role == "assistant" and not last.tool_uses():
-            await self.session.extensions.after_turn(
-                agent, self.session.info.id, self.session.tool_context
-            )
-            await self.session.name_once()
-
-    async def on_error(self, error: BaseException) -> None:
-        return None
-
-
-class AgentSession:
-    """A live session: the agent plus the stores and engine it was built from."""
-
-    def __init__(
-        self,
-        *,
-        config: RunConfig,
-        agent: Agent,
-        engine: PermissionEngine,
-        store: SqliteSessionStore,
-        info: SessionInfo,
-        tool_context: ToolContext,
-        model_string: str,
-        extensions: Extensions,
-    ) -> None:
-        self.config = config
-        self.extensions = extensions
-        self.checkpoints: CheckpointManager | None = None
-        self.untrusted: list[TrustItem] = []
-        """What the project's files ask for that this session left out (not trusted)."""
-        self.router: ModelRouter | None = None
-        self._titled = bool(agent.messages)  # a resumed session keeps its title
-        self.agent = agent
-        self.engine = engine
-        self.store = store
-        self.info = info
-        self.tool_context = tool_context
-        self.model_string = model_string
-        self._recorded_usage = agent.totals.usage
-        self._recorded_cost = agent.totals.cost_usd or 0.0
-
-    async def switch_model(self, model_string: str) -> None:
-        provider, info = build_provider(self.config, model_string)
-        old = self.agent.provider
-        self.agent.switch_model(provider, info)
-        self.model_string = model_string
-        await old.aclose()
-
-    async def resume(self, session_id: str) -> None:
-        info = await self.store.get(session_id)
-        if info is None:
-            raise ConfigError(f"no session {session_id!r} in this project")
-        from aistack_tui.agent.compaction import start_from_last_summary
-
-        self.info = info
-        self.agent.messages = start_from_last_summary(await self.store.messages(info.id))
-
-    async def name_once(self) -> None:
-        """Give the session a short title from the router's `title` model, once."""
-        from aistack_tui.llm.errors import ProviderError
-        from aistack_tui.llm.model_info import cost_usd
-        from aistack_tui.llm.types import LLMRequest, Message
-
-        route = self.router.route("title") if self.router else None
-        if route is None or self._titled:
-            return
-        provider, info = route
-        self._titled = True
-        first = next((m.text() for m in self.agent.messages if m.role == "user"), "")
-        request = LLMRequest(
-            system="Write a title of 3 to 6 words for a coding session that starts with the "
-            "user's message below. Reply with the title only, no quotes.",
-            messages=[Message.user(first[:2000])],
-            max_tokens=30,
-        )
-        try:
-            reply = await provider.complete(request)
-        except ProviderError:
-            return  # the first line of the prompt stays the title
-        title = reply.text().strip().strip('"').splitlines()[0][:80] if reply.text().strip() else ""
-        if title:
-            await self.store.set_title(self.info.id, title)
-            if reply.usage is not None:
-                self.agent.totals.add(
-                    f"{provider.name}/{provider.model}", reply.usage, cost_usd(info, reply.usage)
-                )
-
-    async def new_conversation(self) -> None:
-        self.info = await self.store.create(self.config.project_root, self.model_string)
-        self.agent.messages = []
-
-    async def record_usage(self) -> None:
-        """Store the usage and cost added since the last call."""
-        from aistack_tui.llm.types import Usage
-
-        totals = self.agent.totals
-        u, r = totals.usage, self._recorded_usage
-        delta = Usage(
-            input_tokens=u.input_tokens - r.input_tokens,
-            output_tokens=u.output_tokens - r.output_tokens,
-            cache_read_input_tokens=u.cache_read_input_tokens - r.cache_read_input_tokens,
-            cache_creation_input_tokens=u.cache_creation_input_tokens
-            - r.cache_creation_input_tokens,
-        )
-        cost = (totals.cost_usd or 0.0) - self._recorded_cost
-        self._recorded_usage, self._recorded_cost = u, totals.cost_usd or 0.0
-        if delta != Usage():
-            await self.store.record_usage(
-                self.info.id, delta, cost if totals.cost_usd is not None else None,
-                self.model_string,
-            )
-
-    async def close(self) -> None:
-        try:
-            await self.record_usage()
-        finally:
-            await self.extensions.aclose()
-            if self.router is not None:
-                await self.router.aclose()
-            await self.agent.provider.aclose()
-            await self.store.close()
 
 
 def build_permission_engine(config: RunConfig) -> PermissionEngine:
@@ -403,7 +54,7 @@ def build_permission_engine(config: RunConfig) -> PermissionEngine:
         Path(d).expanduser() if Path(d).expanduser().is_absolute()
         else config.project_root / d
         for d in settings.permissions.additional_directories
-    ]
+    ] + [Path(d).expanduser().resolve() for d in config.add_dirs]
     try:
         return PermissionEngine(
             layers=layers,
@@ -421,7 +72,7 @@ def build_permission_engine(config: RunConfig) -> PermissionEngine:
 
 async def open_session(
     config: RunConfig, approver: ApprovalHandler, *, interactive: bool = False
-) -> AgentSession:
+) -> LiveSession:
     """Build everything for one session; resumes or continues when the config says so.
 
     Whatever was opened is closed again if a later step fails, so a configuration error
@@ -551,7 +202,7 @@ async def open_session(
             agent.notify(warning)
         if hook_runner is not None:
             hook_runner.notify = agent.notify
-        session = AgentSession(
+        session = LiveSession(
             config=config,
             agent=agent,
             engine=engine,
@@ -560,16 +211,16 @@ async def open_session(
             tool_context=tool_context,
             model_string=model_string,
             extensions=extensions,
+            router=router,
+            untrusted=trust.ignored,
         )
-        session.untrusted = trust.ignored
         agent.hooks = PersistingHooks(session)
         attach_safety(session)
-        session.router = router
         cleanup.pop_all()  # success: the session owns everything now
     return session
 
 
-def attach_safety(session: AgentSession) -> None:
+def attach_safety(session: LiveSession) -> None:
     """Checkpoints before every mutating call, and the Bash sandbox when asked for."""
     from aistack_tui.checkpoints.manager import CheckpointManager
     from aistack_tui.checkpoints.wiring import attach_checkpoints
@@ -607,7 +258,7 @@ def attach_safety(session: AgentSession) -> None:
             session.agent.notify(notice, "warning")
     if settings.checkpoints:
         session.checkpoints = CheckpointManager(config.home, config.project_root)
-        attach_checkpoints(session, session.checkpoints)
+        attach_checkpoints(session.agent, session.checkpoints, lambda: session.session_id)
 
 
 async def _load_or_create(

@@ -42,8 +42,8 @@ from aistack_tui.settings.trust import TrustItem, TrustKind, fingerprint
 
 if TYPE_CHECKING:
     from aistack_tui.agent.hooks import HookGroup
-    from aistack_tui.bootstrap import RunConfig
     from aistack_tui.permissions.engine import PermissionEngine
+    from aistack_tui.session.config import RunConfig
 
 NARROWING_MODES = ("default", "plan")
 """A project may choose these modes untrusted: they only take rights away."""

@@ -16,11 +16,11 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from aistack_tui.agent.runtime import Agent
-    from aistack_tui.bootstrap import RunConfig
     from aistack_tui.context.injection import ContextInjector
     from aistack_tui.mcp.manager import McpManager, ServerStatus
     from aistack_tui.memory.manager import MemoryManager
     from aistack_tui.permissions.engine import PermissionEngine
+    from aistack_tui.session.config import RunConfig
     from aistack_tui.skills.registry import SkillRegistry
     from aistack_tui.tools.base import Tool, ToolContext, ToolRegistry
     from aistack_tui.trust_gate import TrustDecision

@@ -43,8 +43,9 @@ def bench_startup(runs: int = 15) -> str:
 
 def bench_prompt_overhead() -> str:
     from aistack_tui.agent.ports import DenyAll
-    from aistack_tui.bootstrap import make_run_config, open_session
+    from aistack_tui.bootstrap import open_session
     from aistack_tui.llm.tokens import estimate_tokens
+    from aistack_tui.session.config import make_run_config
 
     env, repo = scratch_env()
     env["ANTHROPIC_API_KEY"] = "unused"
@@ -153,7 +154,8 @@ async def _bare_stream(url: str) -> float:
 async def _agent_stream(env: dict[str, str], repo: Path) -> float:
     from aistack_tui.agent.events import TextDelta
     from aistack_tui.agent.ports import DenyAll
-    from aistack_tui.bootstrap import make_run_config, open_session
+    from aistack_tui.bootstrap import open_session
+    from aistack_tui.session.config import make_run_config
 
     config = make_run_config(env=env, cwd=repo, model="anthropic/claude-sonnet-4-6")
     session = await open_session(config, DenyAll())

@@ -149,7 +149,7 @@ class FrameClock:
 
 async def run_app(repo: Path, resume: str | None, tokens: list[str]) -> dict[str, Any]:
     from aistack_tui.agent import events as ev
-    from aistack_tui.bootstrap import make_run_config
+    from aistack_tui.session.config import make_run_config
     from aistack_tui.tui.app import AistackApp
     from aistack_tui.tui.widgets.entries import AssistantEntry
 

@@ -121,6 +121,7 @@ class Agent:
         self.route_for = route_for or (lambda _kind: None)
         self._consecutive_failures = 0
         self.notices: list[ev.Notice] = []
+        self._model_notes: list[str] = []
         self.queues = MessageQueues()
         self.totals = UsageTotals()
         self.last_context_tokens = 0
@@ -152,6 +153,16 @@ class Agent:
     def notify(self, text: str, level: str = "warning") -> None:
         """Queue a notice for the user (shown at the next step of the loop)."""
         self.notices.append(ev.Notice(text, level))  # type: ignore[arg-type]
+
+    def add_model_note(self, text: str) -> None:
+        """Something the model should read with the next prompt (an undo, a shell
+        command's output). It goes into that user message as its own block after the
+        prompt; front ends recognise the `<user-...>` tag and do not show it."""
+        self._model_notes.append(text)
+
+    def clear_model_notes(self) -> None:
+        """Drop notes meant for a conversation that has been left (`/clear`, resume)."""
+        self._model_notes = []
 
     def take_notices(self) -> list[ev.Notice]:
         """Notices not yet shown (the loop yields them; a host may take them early)."""
@@ -194,6 +205,8 @@ class Agent:
                     raise _PromptBlockedError
                 if extra:
                     content.append(lt.TextBlock(text=extra))
+            notes, self._model_notes = self._model_notes, []
+            content += [lt.TextBlock(text=note) for note in notes]
             user = lt.Message(role="user", content=content)
             async for event in self._add(user):
                 yield event

@@ -1,4 +1,4 @@
-"""Connect a CheckpointManager to a live AgentSession.
+"""Connect a CheckpointManager to a session's agent.
 
 Two seams: the tool runner's `before_mutation` (called before every call that may change
 files, Bash included) takes the turn's `before` snapshot, and the agent's lifecycle hook
@@ -10,6 +10,7 @@ conversation — stored and live — at the same point it rewinds the files to.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,6 @@ from aistack_tui.storage.db import DB_ERRORS, StorageError
 if TYPE_CHECKING:
     from aistack_tui.agent.ports import LifecycleHooks
     from aistack_tui.agent.runtime import Agent
-    from aistack_tui.bootstrap import AgentSession
     from aistack_tui.llm.types import Message
     from aistack_tui.sessions.store import SessionStore
 
@@ -42,15 +42,16 @@ class CheckpointHooks:
 
     inner: LifecycleHooks
     manager: CheckpointManager
-    session: AgentSession
+    agent: Agent
+    session_id: Callable[[], str]
 
     async def on_message(self, message: Message) -> None:
         await self.inner.on_message(message)
         if message.role == "user" and message.tool_results():
             try:
-                await self.manager.record_after(self.session.info.id)
+                await self.manager.record_after(self.session_id())
             except CheckpointError as e:
-                self.session.agent.notify(f"checkpoint failed: {e}")
+                self.agent.notify(f"checkpoint failed: {e}")
 
     async def on_turn_end(self, turn: int) -> None:
         await self.inner.on_turn_end(turn)
@@ -59,13 +60,17 @@ class CheckpointHooks:
         await self.inner.on_error(error)
 
 
-def attach_checkpoints(session: AgentSession, manager: CheckpointManager) -> None:
-    """Snapshot before every mutating tool call of `session` and after each tool batch.
+def attach_checkpoints(
+    agent: Agent, manager: CheckpointManager, session_id: Callable[[], str]
+) -> None:
+    """Snapshot before every mutating tool call of `agent` and after each tool batch.
+
+    `session_id` is asked each time: `/clear` and `/resume` change the session under the
+    same agent.
 
     A checkpoint that fails is reported as a notice and never blocks the tool call:
     losing undo for one step is better than losing the user's work in progress.
     """
-    agent = session.agent
     if manager.disabled_reason:
         agent.notify(manager.disabled_reason, "info")
         return
@@ -73,12 +78,12 @@ def attach_checkpoints(session: AgentSession, manager: CheckpointManager) -> Non
     async def before_mutation(tool_use_id: str, tool_name: str, tool_input: dict[str, Any]) -> None:
         turn_id, label = current_turn(agent)
         try:
-            await manager.snapshot(session.info.id, turn_id, label)
+            await manager.snapshot(session_id(), turn_id, label)
         except CheckpointError as e:
             agent.notify(f"checkpoint before {tool_name} failed: {e}")
 
     agent.runner.before_mutation = before_mutation
-    agent.hooks = CheckpointHooks(agent.hooks, manager, session)
+    agent.hooks = CheckpointHooks(agent.hooks, manager, agent, session_id)
 
 
 async def rewind_stored_session(
@@ -94,7 +99,7 @@ async def rewind_stored_session(
     The prompt and every later message are deleted from the store
     (`result.messages_cut` says how many), so resuming the session (`aistack -c`,
     `/resume`) does not bring the rewound turns back. This is all a front end without a
-    live agent (`aistack rewind`) needs; `rewind_session` adds the live history.
+    live agent (`aistack rewind`) needs; `LiveSession.rewind` adds the live history.
 
     The files go first: when they cannot be restored (a conflict without `force`) the
     conversation is left whole. When the store cannot be written (locked, disk full)
@@ -112,31 +117,4 @@ async def rewind_stored_session(
         result.messages_cut = await store.truncate(session_id, prompt_id)
     except StorageError as e:
         result.message += f"; the stored conversation was not cut ({e})"
-    return result
-
-
-async def rewind_session(
-    session: AgentSession, manager: CheckpointManager, turn_id: str, *, force: bool = False
-) -> UndoResult:
-    """Restore files to before `turn_id` and cut the conversation back to that prompt.
-
-    Both the stored session (see `rewind_stored_session`) and the live history are cut.
-    After a compaction the prompt may no longer be in the live history (the summary
-    replaced it, or the kept tail was re-stored under new ids); the live history is
-    then reloaded from the cut store the way a resume would load it.
-    """
-    result = await rewind_stored_session(
-        session.store, manager, session.info.id, turn_id, force=force
-    )
-    if not result.ok or not result.turns:
-        return result
-    first = result.turns[-1]
-    ids = [m.id for m in session.agent.messages]
-    if first in ids:
-        session.agent.messages = session.agent.messages[: ids.index(first)]
-    elif result.messages_cut:
-        from aistack_tui.agent.compaction import start_from_last_summary
-
-        stored = await session.store.messages(session.info.id)
-        session.agent.messages = start_from_last_summary(stored)
     return result

@@ -102,7 +102,7 @@ def _run_main(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from aistack_tui.bootstrap import NoProviderError, make_run_config
+    from aistack_tui.session.config import NoProviderError, make_run_config
     from aistack_tui.settings.layers import ConfigError
 
     if args.max_turns is not None and args.max_turns < 1:

@@ -41,7 +41,7 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
 
 
 def run_subcommand(argv: Sequence[str]) -> int:
-    from aistack_tui.bootstrap import make_run_config
+    from aistack_tui.session.config import make_run_config
     from aistack_tui.settings.layers import ConfigError
 
     args = build_subcommand_parser().parse_args(list(argv))

@@ -23,7 +23,7 @@ from aistack_tui.evals.store import EvalStore, TaskResult
 from aistack_tui.evals.tasks import EvalTask
 
 if TYPE_CHECKING:
-    from aistack_tui.bootstrap import RunConfig
+    from aistack_tui.session.config import RunConfig
 
 CHECK_TIMEOUT = 120.0
 DETAIL_CHARS = 2000
@@ -79,7 +79,8 @@ async def run_task(task: EvalTask, base: RunConfig, model: str, parent: Path) ->
     """One task, start to finish. Configuration errors (no provider) propagate."""
     from aistack_tui.agent import events as ev
     from aistack_tui.agent.ports import DenyAll
-    from aistack_tui.bootstrap import make_run_config, open_session
+    from aistack_tui.bootstrap import open_session
+    from aistack_tui.session.config import make_run_config
 
     work = prepare_repo(task, parent)
     config = make_run_config(
@@ -99,7 +100,7 @@ async def run_task(task: EvalTask, base: RunConfig, model: str, parent: Path) ->
     reason = "completed"
     try:
         async with asyncio.timeout(task.timeout):
-            async for event in session.agent.run(task.prompt):
+            async for event in session.run(task.prompt):
                 match event:
                     case ev.TurnEnded() as ended:
                         end = ended
@@ -111,7 +112,7 @@ async def run_task(task: EvalTask, base: RunConfig, model: str, parent: Path) ->
         reason = "timeout"
     finally:
         await session.close()
-    totals = session.agent.totals
+    totals = session.usage
     if end is not None:
         reason = end.reason
     passed, output = await run_checker(task, work)

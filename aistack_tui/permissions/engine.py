@@ -131,6 +131,18 @@ class PermissionEngine:
         self._allow_all = [*self._allow, *self._grants.rules]
         self._index.clear()
 
+    def session_grants(self) -> list[str]:
+        """The rules granted for this session only ("yes, don't ask again")."""
+        return [rule.text for rule in self._grants.rules]
+
+    def revoke_session(self, rule: str) -> bool:
+        """Forget a session grant: the next matching call asks again."""
+        if not self._grants.remove(rule):
+            return False
+        self._allow_all = [*self._allow, *self._grants.rules]
+        self._index.clear()
+        return True
+
     def save_rule(self, rule: str) -> None:
         append_allow_rule(self.local_settings_path, rule)
         self.grant_session(rule)

@@ -32,6 +32,13 @@ class SessionGrants:
             self._rules.append(rule)
         return rule
 
+    def remove(self, text: str) -> bool:
+        """Forget the grant written as `text`; False when there was none."""
+        kept = [r for r in self._rules if r.text != text]
+        removed = len(kept) != len(self._rules)
+        self._rules = kept
+        return removed
+
     @property
     def rules(self) -> list[Rule]:
         return list(self._rules)

@@ -12,12 +12,13 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, TextIO, assert_never
 
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.ports import DenyAll
-from aistack_tui.bootstrap import RunConfig, open_session
+from aistack_tui.bootstrap import open_session
 from aistack_tui.print_mode.formatters import OutputFormat, RunInfo, make_formatter, result_object
+from aistack_tui.session.config import RunConfig
 
 if TYPE_CHECKING:
     from aistack_tui.settings.trust import TrustItem
@@ -68,45 +69,35 @@ async def _run(
     if session.untrusted:
         err.write(untrusted_notice(session.untrusted) + "\n")
     formatter = make_formatter(output_format, out)
-    ext = session.extensions
-    if ext.mcp is not None:
-        # Print mode waits (bounded) for MCP servers so their tools are in the first request.
-        await ext.wait_for_mcp(
-            config.loaded.settings.mcp_connect_timeout,
-            session.agent.runner.tools,
-            session.agent.model_info.context_window,
-        )
-        for status in ext.mcp.statuses():
-            if status.status == "failed":
-                err.write(f"aistack: MCP server {status.name} failed: {status.error}\n")
+    # Print mode waits (bounded) for MCP servers so their tools are in the first request.
+    await session.wait_for_mcp(config.loaded.settings.mcp_connect_timeout)
+    for status in session.mcp_statuses():
+        if status.status == "failed":
+            err.write(f"aistack: MCP server {status.name} failed: {status.error}\n")
+    # Said before the turn, so a run that ends fast still reports a broken .mcp.json.
+    for notice in session.take_notices():
+        if notice.level != "info" or config.verbose:
+            err.write(f"aistack: {notice.text}\n")
     resume_gc_after_startup()
     error: str | None = None
     end: ev.TurnEnded | None = None
     try:
         formatter.start(
             RunInfo(
-                session_id=session.info.id,
+                session_id=session.session_id,
                 cwd=str(config.cwd),
-                model=session.model_string,
-                tools=session.agent.runner.tools.names(),
-                permission_mode=session.engine.mode,
-                mcp_servers=ext.mcp_statuses(),
+                model=session.model,
+                tools=session.tool_names(),
+                permission_mode=session.mode,
+                mcp_servers=[{"name": s.name, "status": s.status} for s in session.mcp_statuses()],
             )
         )
-        async for event in session.agent.run(prompt):
+        async for event in session.run(prompt):
             formatter.event(event)
+            report(event, config, err)
             match event:
-                case ev.StreamReset(reason=reason, attempt=attempt, delay=delay):
-                    if config.verbose:
-                        err.write(f"retrying ({attempt}) in {delay:.1f}s: {reason}\n")
                 case ev.ErrorOccurred(message=message):
                     error = message
-                    err.write(f"aistack: error: {message}\n")
-                case ev.Notice(text=text, level=level) if level != "info" or config.verbose:
-                    err.write(f"aistack: {text}\n")
-                case ev.PermissionDecided(behavior="deny", name=name, reason=reason):
-                    if config.verbose:
-                        err.write(f"aistack: denied {name}: {reason}\n")
                 case ev.TurnEnded() as ended:
                     end = ended
                 case _:
@@ -118,7 +109,7 @@ async def _run(
     await session.close()
     assert end is not None  # run() always ends with TurnEnded
     result = result_object(
-        end, session_id=session.info.id, denials=session.agent.runner.denials, error=error
+        end, session_id=session.session_id, denials=session.denials, error=error
     )
     formatter.finish(result)
     if end.reason == "max_turns":
@@ -129,3 +120,31 @@ async def _run(
     if end.reason == "interrupted":
         return EXIT_INTERRUPTED
     return EXIT_FAILED
+
+
+def report(event: ev.AgentEvent, config: RunConfig, err: TextIO) -> None:
+    """Diagnostics on stderr: errors and warnings always, the rest with --verbose.
+
+    Every event type is named, so a new one fails type checking here until someone
+    decides whether print mode reports it.
+    """
+    match event:
+        case ev.StreamReset(reason=reason, attempt=attempt, delay=delay):
+            if config.verbose:
+                err.write(f"retrying ({attempt}) in {delay:.1f}s: {reason}\n")
+        case ev.ErrorOccurred(message=message):
+            err.write(f"aistack: error: {message}\n")
+        case ev.Notice(text=text, level=level):
+            if level != "info" or config.verbose:
+                err.write(f"aistack: {text}\n")
+        case ev.PermissionDecided(behavior=behavior, name=name, reason=reason):
+            if behavior == "deny" and config.verbose:
+                err.write(f"aistack: denied {name}: {reason}\n")
+        case (
+            ev.TurnStarted() | ev.TextDelta() | ev.ThinkingDelta() | ev.MessageAdded()
+            | ev.ToolCallRequested() | ev.PermissionAsked() | ev.ToolStarted()
+            | ev.ToolFinished() | ev.UsageUpdated() | ev.SubagentEvent() | ev.TurnEnded()
+        ):
+            pass
+        case _:
+            assert_never(event)

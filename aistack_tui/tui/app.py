@@ -23,18 +23,15 @@ from textual.binding import Binding, BindingType
 from textual.worker import Worker, WorkerState
 
 from aistack_tui.agent.ports import ApprovalRequest
-from aistack_tui.bootstrap import (
-    AgentSession,
-    NoProviderError,
-    RunConfig,
-    open_session,
-    save_credential,
-)
+from aistack_tui.bootstrap import open_session
 from aistack_tui.llm import types as lt
 from aistack_tui.permissions.types import PERMISSION_MODES
+from aistack_tui.session.config import NoProviderError, RunConfig, save_credential
+from aistack_tui.session.live import LiveSession
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.settings.trust import TrustItem
 from aistack_tui.tui import slash
+from aistack_tui.tui.commands import all_commands
 from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.bridge import TurnBridge
 from aistack_tui.tui.completions import FileIndex, mentioned_paths
@@ -78,14 +75,13 @@ class AistackApp(App[int]):
         self.config = config
         self.initial_prompt = initial_prompt
         self.local_servers = local_servers
-        self.session: AgentSession | None = None
+        self.session: LiveSession | None = None
         self.approver = ScreenApprover(self, on_ask=self._on_ask)
-        self.commands = slash.builtin_commands()
+        self.commands = all_commands()
         self.file_index = FileIndex(config.project_root)
         self.history = PromptHistory(config.home / HISTORY_FILE)
         self.main = MainScreen(self.history, window)
         self._pending_prompts: list[str] = []
-        self._pending_context: list[str] = []
         self._last_ctrl_c = 0.0
         self._mouse_enabled = True
         self._closed = False
@@ -122,6 +118,11 @@ class AistackApp(App[int]):
             WorkerState.PENDING, WorkerState.RUNNING
         )
 
+    @property
+    def textual_app(self) -> App[Any]:
+        """Slash commands push dialogs on this (they see the app only as a `CommandHost`)."""
+        return self
+
     def get_default_screen(self) -> MainScreen:
         return self.main
 
@@ -130,7 +131,7 @@ class AistackApp(App[int]):
         self.renderer = EventRenderer(
             self.conversation, self.status, self.main.query_one(TodoPanel)
         )
-        self.bridge = TurnBridge(self, self.renderer, self._agent, self._turn_ended)
+        self.bridge = TurnBridge(self, self.renderer, self.require_session, self._turn_ended)
         self.status.set_mode(self.config.permission_mode)
         self.status.set_busy("starting")
         self.start_session()
@@ -178,19 +179,16 @@ class AistackApp(App[int]):
     async def _session_ready(self) -> None:
         session = self.require_session()
         self.status.set_busy("")
-        self.status.set_model(session.model_string)
-        self.status.set_mode(str(session.engine.mode))
+        self.status.set_model(session.model)
+        self.status.set_mode(session.mode)
         # Start-up warnings (MCP config, skills, checkpoints) now, not after the first prompt.
-        notices = session.agent.take_notices()
-        for early in notices:
+        for early in session.take_notices():
             await self.notice(early.text, early.level)
-        mcp = session.extensions.mcp
-        if mcp is not None:
-            mcp.add_listener(self._mcp_changed)
-            for status in mcp.statuses():
-                self._mcp_changed(status)
-        if session.agent.messages:
-            await self.conversation.load(history_entries(session.agent.messages))
+        session.on_mcp_status(self._mcp_changed)
+        for status in session.mcp_statuses():
+            self._mcp_changed(status)
+        if session.messages:
+            await self.conversation.load(history_entries(session.messages))
         # What was built so far (SDKs, the session, its history) lives as long as the app:
         # exempt it from garbage collection, or every full collection walks it and stalls
         # a frame for 100 ms and more while an answer streams.
@@ -207,9 +205,9 @@ class AistackApp(App[int]):
     def _mcp_changed(self, status: Any) -> None:
         """An MCP server changed state: refresh the status line, report a new failure."""
         session = self.session
-        if session is None or session.extensions.mcp is None or not self.is_running:
+        if session is None or not self.is_running:
             return
-        statuses = [s for s in session.extensions.mcp.statuses() if s.status != "disabled"]
+        statuses = [s for s in session.mcp_statuses() if s.status != "disabled"]
         connected = sum(s.status == "connected" for s in statuses)
         failed = sum(s.status == "failed" for s in statuses)
         text = f"{connected}/{len(statuses)}"
@@ -228,18 +226,12 @@ class AistackApp(App[int]):
                 "warning",
             )
 
-    def require_session(self) -> AgentSession:
+    def require_session(self) -> LiveSession:
         if self.session is None:
             raise RuntimeError("the session is not open yet")
         return self.session
 
-    def _agent(self) -> Any:
-        return self.require_session().agent
-
     async def _turn_ended(self, ended: Any) -> None:
-        session = self.session
-        if session is not None:
-            await session.record_usage()
         # The finished turn's widgets and caches stay: collect its garbage while the UI
         # is idle, then exempt the rest, so the next answer's collections stay small.
         gc.collect()
@@ -267,9 +259,9 @@ class AistackApp(App[int]):
         except (ConfigError, Exception) as e:
             await self.notice(str(e), "error")
             return
-        await self.conversation.load(history_entries(session.agent.messages))
-        title = session.info.title or session.info.id[:8]
-        await self.notice(f"Resumed {title} ({len(session.agent.messages)} messages).")
+        await self.conversation.load(history_entries(session.messages))
+        title = session.title or session.session_id[:8]
+        await self.notice(f"Resumed {title} ({len(session.messages)} messages).")
 
     async def switch_model(self, model_string: str) -> None:
         session = self.require_session()
@@ -278,8 +270,8 @@ class AistackApp(App[int]):
         except (ConfigError, Exception) as e:
             await self.notice(f"Cannot switch to {model_string}: {e}", "error")
             return
-        self.status.set_model(session.model_string)
-        await self.notice(f"Switched to {session.model_string}.")
+        self.status.set_model(session.model)
+        await self.notice(f"Switched to {session.model}.")
 
     def open_session_picker(self) -> None:
         self._pick_session()
@@ -287,8 +279,8 @@ class AistackApp(App[int]):
     @work(group="picker")
     async def _pick_session(self) -> None:
         session = self.require_session()
-        sessions = await session.store.list(self.config.project_root)
-        chosen = await self.push_screen_wait(SessionPickerScreen(sessions, session.info.id))
+        sessions = await session.list_sessions()
+        chosen = await self.push_screen_wait(SessionPickerScreen(sessions, session.session_id))
         if chosen:
             await self.resume_session(chosen)
         self.prompt.focus()
@@ -300,9 +292,9 @@ class AistackApp(App[int]):
     async def _pick_model(self) -> None:
         session = self.require_session()
         chosen = await self.push_screen_wait(
-            ModelPickerScreen(known_models(session.model_string), session.model_string)
+            ModelPickerScreen(session.available_models(), session.model)
         )
-        if chosen and chosen != session.model_string:
+        if chosen and chosen != session.model:
             await self.switch_model(chosen)
         self.prompt.focus()
 
@@ -363,9 +355,6 @@ class AistackApp(App[int]):
             prompts, self._pending_prompts = self._pending_prompts, []
             self.call_later(self.send_prompt, "\n\n".join(prompts))
 
-    def add_context(self, text: str) -> None:
-        """Something the model should read with the user's next prompt (shell output…)."""
-        self._pending_context.append(text)
 
     async def send_prompt(self, text: str) -> None:
         """Start a run with `text`, its @file attachments and pending shell output."""
@@ -374,9 +363,6 @@ class AistackApp(App[int]):
         blocks: list[lt.ContentBlock] = [lt.TextBlock(text=text)]
         for path in mentioned_paths(text, self.config.project_root):
             blocks.append(lt.TextBlock(text=attachment(path, self.config.project_root)))
-        for context in self._pending_context:
-            blocks.append(lt.TextBlock(text=context))
-        self._pending_context = []
         self.file_index.invalidate()
         self.bridge.start(blocks)
 
@@ -398,7 +384,9 @@ class AistackApp(App[int]):
             out, code = b"(timed out)", 124
         output = out.decode("utf-8", errors="replace")[-SHELL_OUTPUT_LIMIT:]
         await self.conversation.add(ShellEntry(command, output, code))
-        self._pending_context.append(
+        if self.session is None:
+            return
+        self.session.add_model_note(
             f"<user-shell-command>{command}</user-shell-command>\n"
             f"<user-shell-output exit_code=\"{code}\">\n{output}\n</user-shell-output>"
         )
@@ -439,11 +427,11 @@ class AistackApp(App[int]):
         if self.screen is not self.main:
             return
         session = self.session
-        current = str(session.engine.mode) if session else self.config.permission_mode
+        current = session.mode if session else self.config.permission_mode
         index = PERMISSION_MODES.index(current) if current in PERMISSION_MODES else -1
         mode = PERMISSION_MODES[(index + 1) % len(PERMISSION_MODES)]
         if session is not None:
-            session.engine.mode = mode
+            session.set_mode(mode)
         self.config.permission_mode = mode
         self.status.set_mode(mode)
 
@@ -490,24 +478,6 @@ def attachment(path: Path, root: Path) -> str:
         return f'<attached-file path="{rel}" error="{e.strerror}"/>'
     text = data.decode("utf-8", errors="replace").rstrip("\n")
     return f'<attached-file path="{rel}">\n{text}\n</attached-file>'
-
-
-def known_models(current: str) -> list[str]:
-    """The current model, then the model registry's known ones (when it has a list)."""
-    models = [current]
-    try:
-        from aistack_tui.llm import model_info
-
-        listing: Any = getattr(model_info, "known_models", None)
-        if callable(listing):
-            found: Any = listing()
-            models += [str(m) for m in found]
-    except ImportError:
-        pass
-    from aistack_tui.bootstrap import DEFAULT_MODELS
-
-    models += [f"{p}/{m}" for p, m in DEFAULT_MODELS.items()]
-    return list(dict.fromkeys(models))
 
 
 def run_tui(config: RunConfig, initial_prompt: str | None) -> int:

@@ -1,8 +1,8 @@
 """The one place the TUI iterates the agent's event stream.
 
-Each run is an exclusive Textual worker that iterates `agent.run(prompt)` inside
-`contextlib.aclosing`, handing every event to the renderer. Esc asks the agent to stop
-(`agent.interrupt()`: partial text kept, every tool call answered); if the loop has not
+Each run is an exclusive Textual worker that iterates `session.run(prompt)` inside
+`contextlib.aclosing`, handing every event to the renderer. Esc asks the session to stop
+(`session.interrupt()`: partial text kept, every tool call answered); if the loop has not
 ended shortly after, the worker is cancelled and `aclosing` closes the generator so its
 `finally` blocks still run. Messages typed while a run is active are steering: delivered
 by the agent at its next opportunity, or, if the run ended first, sent as the next prompt.
@@ -18,8 +18,8 @@ from textual.dom import DOMNode
 from textual.worker import Worker, WorkerState
 
 from aistack_tui.agent import events as ev
-from aistack_tui.agent.runtime import Agent
 from aistack_tui.llm import types as lt
+from aistack_tui.session.live import LiveSession
 from aistack_tui.tui.renderer import EventRenderer
 
 Prompt = str | list[lt.ContentBlock]
@@ -33,12 +33,12 @@ class TurnBridge:
         self,
         host: DOMNode,
         renderer: EventRenderer,
-        agent: Callable[[], Agent],
+        session: Callable[[], LiveSession],
         on_turn_end: Callable[[ev.TurnEnded], Awaitable[None]] | None = None,
     ) -> None:
         self.host = host
         self.renderer = renderer
-        self._agent = agent
+        self._session = session
         self.on_turn_end = on_turn_end
         self.worker: Worker[None] | None = None
         self._leftover: list[str] = []
@@ -58,10 +58,10 @@ class TurnBridge:
         return self.worker
 
     async def _pump(self, prompt: Prompt) -> None:
-        agent = self._agent()
+        session = self._session()
         ended: ev.TurnEnded | None = None
         try:
-            events = agent.run(prompt)
+            events = session.run(prompt)
             # Closing the generator on Esc runs the runtime's `finally` (it persists).
             closing = (
                 contextlib.aclosing(events)
@@ -81,7 +81,7 @@ class TurnBridge:
             await self.renderer.notice(f"The turn failed: {type(e).__name__}: {e}", "error")
             await self.renderer.end_run("error")
         # Steering typed after the agent's last check would otherwise wait in its queue.
-        leftover = agent.queues.take_steering() + agent.queues.take_follow_ups()
+        leftover = session.take_queued()
         interrupted = ended is None or ended.reason in ("interrupted", "error")
         if leftover and interrupted:
             self._leftover = leftover
@@ -94,13 +94,13 @@ class TurnBridge:
 
     def steer(self, text: str) -> None:
         """Deliver a message typed while the agent works."""
-        self._agent().steer(text)
+        self._session().steer(text)
 
     def interrupt(self) -> bool:
         """Stop the current run; returns False when nothing was running."""
         if not self.running:
             return False
-        self._agent().interrupt()
+        self._session().interrupt()
         worker = self.worker
 
         def force() -> None:

@@ -8,6 +8,7 @@ to its one card.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal, TypeAlias
 
 from aistack_tui.agent import events as ev
@@ -42,7 +43,7 @@ def tool_summary(name: str, tool_input: dict[str, Any]) -> str:
     return name
 
 
-def history_entries(messages: list[lt.Message]) -> list[Entry]:
+def history_entries(messages: Sequence[lt.Message]) -> list[Entry]:
     """Entries for a resumed session's messages (frozen answers, finished tool cards)."""
     entries: list[Entry] = []
     cards: dict[str, ToolEntry] = {}

@@ -1,8 +1,8 @@
 """Slash commands backed by the session's extensions: compaction, memory, context, MCP,
 skills, undo/rewind and `/init`.
 
-Each reads the live `AgentSession` (its `extensions`, `checkpoints` and agent) and
-answers with a notice; an extension that is off says so instead of failing. Commands
+Each asks the session facade (`LiveSession`) and answers with a notice; an extension that
+is off says so instead of failing. Commands
 that wait on the model or on a dialog are `background` (run in a worker), because a
 dialog's answer is delivered to the screen that asked, which must not be blocked.
 """
@@ -10,21 +10,20 @@ dialog's answer is delivered to the screen that asked, which must not be blocked
 from __future__ import annotations
 
 import datetime as dt
-import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from rich.text import Text
 
-from aistack_tui.llm.tokens import estimate_tokens
 from aistack_tui.tui.agents_md import skeleton
 from aistack_tui.tui.renderer import history_entries
 from aistack_tui.tui.screens.question import QuestionScreen, ask
-from aistack_tui.tui.slash import command
+from aistack_tui.tui.slash import CommandHost, SlashRegistry
 
 if TYPE_CHECKING:
     from aistack_tui.checkpoints.manager import UndoResult
-    from aistack_tui.tui.app import AistackApp
 
+COMMANDS = SlashRegistry()
+command = COMMANDS.command
 PREVIEW_LINES = 8
 MEMORY_LIST_LIMIT = 30
 AGENTS_FILE = "AGENTS.md"
@@ -49,12 +48,12 @@ def preview(text: str, lines: int = PREVIEW_LINES, indent: str = "    ") -> str:
 
 @command("compact", "Summarise the conversation to free context", "[INSTRUCTIONS]",
          background=True)
-async def _compact(app: AistackApp, args: str) -> None:
-    agent = app.require_session().agent
+async def _compact(app: CommandHost, args: str) -> None:
+    session = app.require_session()
     await app.notice("Compacting the conversation…")
     app.status.set_busy("compacting")
     try:
-        result = await agent.compact_now(args)
+        result = await session.compact(args)
     finally:
         app.status.set_busy("")
     if result is None:
@@ -85,11 +84,11 @@ MEMORY_USAGE = (
 
 @command("memory", "Long-term memory: list, add, forget, pin, search",
          "[add TEXT|forget ID|pin ID|search QUERY]", while_busy=True)
-async def _memory(app: AistackApp, args: str) -> None:
+async def _memory(app: CommandHost, args: str) -> None:
     from aistack_tui.memory.manager import parse_memory_id
 
     session = app.require_session()
-    memory = session.extensions.memory
+    memory = session.memory
     if memory is None:
         await app.notice("Memory is off in this session (settings `memory.enabled`, "
                          "or --no-memory).")
@@ -104,7 +103,7 @@ async def _memory(app: AistackApp, args: str) -> None:
         lines = [f"Memories ({len(records)}):", *(_memory_line(r) for r in records)]
         await app.notice("\n".join([*lines, MEMORY_USAGE]))
     elif action == "add" and rest:
-        record = await memory.write(rest, source="user", session_id=session.info.id)
+        record = await memory.write(rest, source="user", session_id=session.session_id)
         verb = "Merged into" if record.times_seen > 1 else "Remembered as"
         await app.notice(f"{verb} {record.label}.")
     elif action == "forget" and rest:
@@ -130,22 +129,19 @@ async def _memory(app: AistackApp, args: str) -> None:
 
 
 @command("context", "What fills the context window and what was injected", while_busy=True)
-async def _context(app: AistackApp, args: str) -> None:
-    session = app.require_session()
-    agent = session.agent
-    window = agent.model_info.context_window
-    used = agent.last_context_tokens
+async def _context(app: CommandHost, args: str) -> None:
+    from aistack_tui.llm.tokens import estimate_tokens
+
+    report = await app.require_session().context_report()
+    window, used = report.window, report.used_tokens
     pct = 100 * used / window if window else 0
-    specs = agent.runner.tools.specs()
-    tool_tokens = estimate_tokens(json.dumps([s.model_dump() for s in specs]))
     lines = [
-        f"Context: {used:,} of {window:,} tokens ({pct:.0f}%) · {len(agent.messages)} messages",
-        f"System prompt: ~{estimate_tokens(agent.system_prompt):,} tokens · "
-        f"tools: {len(specs)} (~{tool_tokens:,} tokens)",
+        f"Context: {used:,} of {window:,} tokens ({pct:.0f}%) · {report.messages} messages",
+        f"System prompt: ~{report.system_prompt_tokens:,} tokens · "
+        f"tools: {report.tool_count} (~{report.tool_tokens:,} tokens)",
     ]
-    injector = session.extensions.injector
-    last = injector.last if injector is not None else None
-    if last is None or not (last.memory or last.knowledge):
+    last = report.injected
+    if last is None:
         lines.append("Nothing was injected before the last turn.")
     else:
         total = estimate_tokens(last.memory) + estimate_tokens(last.knowledge)
@@ -155,10 +151,9 @@ async def _context(app: AistackApp, args: str) -> None:
                 lines += [f"  {title}: ~{estimate_tokens(text):,} tokens", preview(text)]
             else:
                 lines.append(f"  {title}: nothing")
-    memory, knowledge = session.extensions.memory, session.extensions.knowledge
-    lines.append(f"Memory: {'on' if memory is not None else 'off'}")
-    if knowledge is not None:
-        status = await knowledge.status()
+    lines.append(f"Memory: {'on' if report.memory_on else 'off'}")
+    status = report.code_index
+    if status is not None:
         state = " (refreshing)" if status.get("refreshing") else ""
         lines.append(f"Code index: {status.get('files', 0)} files, {status.get('symbols', 0)} "
                      f"symbols, {status.get('chunks', 0)} chunks{state}")
@@ -174,21 +169,22 @@ STATUS_ICONS = {"connected": "●", "connecting": "…", "failed": "✗", "disab
 
 @command("mcp", "MCP servers, their status and tools", "[reconnect NAME]", while_busy=True,
          background=True)
-async def _mcp(app: AistackApp, args: str) -> None:
-    mcp = app.require_session().extensions.mcp
-    if mcp is None:
+async def _mcp(app: CommandHost, args: str) -> None:
+    session = app.require_session()
+    statuses = session.mcp_statuses()
+    if not statuses:
         await app.notice("No MCP servers are configured (.mcp.json or settings `mcpServers`).")
         return
     action, _, name = args.partition(" ")
     name = name.strip()
-    names = [s.name for s in mcp.statuses()]
+    names = [s.name for s in statuses]
     if action == "reconnect":
         if name not in names:
             await app.notice(f"No MCP server {name!r}; configured: {', '.join(names)}.",
                              "warning")
             return
         await app.notice(f"Reconnecting {name}…")
-        status = await mcp.reconnect(name)
+        status = await session.mcp_reconnect(name)
         level = "error" if status.status == "failed" else "info"
         detail = f": {status.error}" if status.error else f", {status.tool_count} tools"
         await app.notice(f"MCP server {name} {status.status}{detail}", level)
@@ -196,11 +192,9 @@ async def _mcp(app: AistackApp, args: str) -> None:
     if action:
         await app.notice("Usage: /mcp · /mcp reconnect NAME", "warning")
         return
-    tools: dict[str, list[str]] = {}
-    for remote in mcp.remote_tools():
-        tools.setdefault(remote.server, []).append(remote.name)
+    tools = session.mcp_tools()
     lines = ["MCP servers:"]
-    for status in mcp.statuses():
+    for status in statuses:
         icon = STATUS_ICONS.get(status.status, "?")
         lines.append(f"  {icon} {status.name}  {status.status} · {status.transport} "
                      f"{status.target}".rstrip())
@@ -215,8 +209,8 @@ async def _mcp(app: AistackApp, args: str) -> None:
 
 
 @command("skills", "Skills available to the model, and any problems", while_busy=True)
-async def _skills(app: AistackApp, args: str) -> None:
-    skills = app.require_session().extensions.skills
+async def _skills(app: CommandHost, args: str) -> None:
+    skills = app.require_session().skills
     if skills is None:
         await app.notice("No skills are loaded in this session.")
         return
@@ -242,51 +236,41 @@ def _result_text(result: UndoResult) -> str:
     return "\n".join(lines)
 
 
-async def _confirm_force(app: AistackApp, result: UndoResult) -> bool:
+async def _confirm_force(app: CommandHost, result: UndoResult) -> bool:
     body = Text("These files were changed after the agent's edit (by you or another "
                 "program). Restoring overwrites those changes:\n\n")
     body.append("\n".join(f"  {p}" for p in result.conflicts[:30]), style="bold")
-    return await ask(app, QuestionScreen(
+    return await ask(app.textual_app, QuestionScreen(
         f"Overwrite {len(result.conflicts)} file(s) changed by hand?", body,
         yes="Yes, restore and overwrite them", no="No, leave everything as it is",
     ))
 
 
 @command("undo", "Restore the files the agent changed in its last turn", background=True)
-async def _undo(app: AistackApp, args: str) -> None:
+async def _undo(app: CommandHost, args: str) -> None:
     session = app.require_session()
-    manager = session.checkpoints
-    if manager is None:
+    if not session.checkpoints_on:
         await app.notice("Checkpoints are off (settings `checkpoints`): nothing to undo.",
                          "warning")
         return
-    result = await manager.undo_last(session.info.id)
+    result = await session.undo()
     if not result.ok and result.conflicts:
         if not await _confirm_force(app, result):
             await app.notice("Nothing was restored.")
             return
-        result = await manager.undo_last(session.info.id, force=True)
+        result = await session.undo(force=True)
     await app.notice(_result_text(result), "info" if result.ok else "warning")
-    if result.ok:
-        app.add_context(
-            "<user-undo>The user undid the file changes of your last turn; files restored: "
-            f"{', '.join(result.restored) or 'none'}; removed: "
-            f"{', '.join(result.removed) or 'none'}.</user-undo>"
-        )
 
 
 @command("rewind", "Restore files and the conversation to before a turn (lists turns)",
          "[TURN]", background=True)
-async def _rewind(app: AistackApp, args: str) -> None:
-    from aistack_tui.checkpoints.wiring import rewind_session
-
+async def _rewind(app: CommandHost, args: str) -> None:
     session = app.require_session()
-    manager = session.checkpoints
-    if manager is None:
+    if not session.checkpoints_on:
         await app.notice("Checkpoints are off (settings `checkpoints`): nothing to rewind.",
                          "warning")
         return
-    turns = manager.list_turns(session.info.id)
+    turns = session.checkpoint_turns()
     if not args:
         if not turns:
             await app.notice("No turn of this session has changed files yet.")
@@ -298,20 +282,18 @@ async def _rewind(app: AistackApp, args: str) -> None:
         lines.append("/rewind N restores the files and the conversation to before turn N.")
         await app.notice("\n".join(lines))
         return
-    before = list(session.agent.messages)
-    result = await rewind_session(session, manager, args)
+    result = await session.rewind(args)
     if not result.ok and result.conflicts:
         if not await _confirm_force(app, result):
             await app.notice("Nothing was restored.")
             return
-        result = await rewind_session(session, manager, args, force=True)
+        result = await session.rewind(args, force=True)
     if not result.ok:
         await app.notice(_result_text(result), "warning")
         return
-    await app.conversation.load(history_entries(session.agent.messages))
+    await app.conversation.load(history_entries(session.messages))
     await app.notice(_result_text(result))
-    first = next((m for m in before if result.turns and m.id == result.turns[-1]), None)
-    prompt = result.prompt or (first.text() if first is not None else "")
+    prompt = result.prompt
     if prompt and not app.prompt.text:
         app.prompt.load_text(prompt)  # the rewound prompt, ready to edit and resend
 
@@ -321,8 +303,8 @@ async def _rewind(app: AistackApp, args: str) -> None:
 
 @command("init", "Write an AGENTS.md skeleton for this project (`model`: ask the model)",
          "[model]", background=True)
-async def _init(app: AistackApp, args: str) -> None:
-    root = app.config.project_root
+async def _init(app: CommandHost, args: str) -> None:
+    root = app.require_session().project_root
     path = root / AGENTS_FILE
     if args.strip() == "model":
         await app.send_prompt(INIT_PROMPT)
@@ -337,7 +319,7 @@ async def _init(app: AistackApp, args: str) -> None:
     text = skeleton(root)
     body = Text(f"{path}\n\n", style="bold")
     body.append(text)
-    if not await ask(app, QuestionScreen(f"Write {AGENTS_FILE}?", body)):
+    if not await ask(app.textual_app, QuestionScreen(f"Write {AGENTS_FILE}?", body)):
         await app.notice(f"{AGENTS_FILE} was not written.")
         return
     path.write_text(text, encoding="utf-8")
@@ -351,27 +333,21 @@ async def _init(app: AistackApp, args: str) -> None:
 
 @command("export", "Write this session as Markdown (default) or JSONL", "[md|jsonl] [PATH]",
          while_busy=True)
-async def _export(app: AistackApp, args: str) -> None:
+async def _export(app: CommandHost, args: str) -> None:
     from pathlib import Path
-
-    from aistack_tui.sessions.export import to_jsonl, to_markdown
 
     session = app.require_session()
     words = args.split()
-    fmt = "md"
+    fmt: Literal["md", "jsonl"] = "md"
     if words and words[0] in ("md", "jsonl"):
-        fmt = words.pop(0)
-    name = words[0] if words else f"aistack-session-{session.info.id[:8]}.{fmt}"
+        fmt = "jsonl" if words.pop(0) == "jsonl" else "md"
+    name = words[0] if words else f"aistack-session-{session.session_id[:8]}.{fmt}"
     path = Path(name).expanduser()
     if not path.is_absolute():
-        path = session.config.cwd / path
-    info = await session.store.get(session.info.id) or session.info
-    messages = session.agent.messages
-    text = to_jsonl(messages) if fmt == "jsonl" else to_markdown(info, messages)
+        path = session.cwd / path
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        count = await session.export(path, fmt)
     except OSError as e:
         await app.notice(f"Could not write {path}: {e}", "error")
         return
-    await app.notice(f"Exported {len(messages)} messages to {path}")
+    await app.notice(f"Exported {count} messages to {path}")

@@ -2,19 +2,58 @@
 
 A later feature adds a command with one call, `registry.add(SlashCommand(...))`, or the
 `@command` decorator below; completion and `/help` pick it up automatically. Handlers get
-the app and the text after the command name, and report through `app.notice`.
+a `CommandHost` (the app, seen only through what commands need: the session facade, the
+conversation, the prompt, notices) and the text after the command name. They never import
+the app, so the app, this module and `session_commands` form no import circle.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+
+from textual.app import App
 
 if TYPE_CHECKING:
-    from aistack_tui.tui.app import AistackApp
+    from aistack_tui.session.live import LiveSession
+    from aistack_tui.tui.completions import FileIndex
+    from aistack_tui.tui.renderer import Level
+    from aistack_tui.tui.widgets.conversation import Conversation
+    from aistack_tui.tui.widgets.prompt_input import PromptInput
+    from aistack_tui.tui.widgets.status_bar import StatusBar
 
-Handler: TypeAlias = Callable[["AistackApp", str], Awaitable[None]]
+
+class CommandHost(Protocol):
+    """What a slash command may use of the app."""
+
+    @property
+    def commands(self) -> SlashRegistry: ...
+    @property
+    def conversation(self) -> Conversation: ...
+    @property
+    def status(self) -> StatusBar: ...
+    @property
+    def prompt(self) -> PromptInput: ...
+    @property
+    def file_index(self) -> FileIndex: ...
+    @property
+    def textual_app(self) -> App[Any]: ...
+
+    def require_session(self) -> LiveSession: ...
+    async def notice(self, text: str, level: Level = "info") -> None: ...
+    async def new_conversation(self) -> None: ...
+    async def switch_model(self, model_string: str) -> None: ...
+    def open_model_picker(self) -> None: ...
+    async def resume_session(self, session_id: str) -> None: ...
+    def open_session_picker(self) -> None: ...
+    async def send_prompt(self, text: str) -> None: ...
+    def copy_to_clipboard(self, text: str) -> None: ...
+    def set_mouse_capture(self, enabled: bool | None) -> bool: ...
+    async def action_quit(self) -> None: ...
+
+
+Handler: TypeAlias = Callable[[CommandHost, str], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,27 +89,30 @@ class SlashRegistry:
         return starts + inside
 
 
+    def command(self, name: str, help: str, args: str = "", *, while_busy: bool = False,
+                background: bool = False) -> Callable[[Handler], Handler]:
+        """A decorator adding the decorated handler to this registry."""
+
+        def register(handler: Handler) -> Handler:
+            self.add(SlashCommand(name, help, handler, args, while_busy, background))
+            return handler
+
+        return register
+
+
 BUILTIN = SlashRegistry()
+command = BUILTIN.command
 
 
-def command(name: str, help: str, args: str = "", *, while_busy: bool = False,
-            background: bool = False) -> Callable[[Handler], Handler]:
-    def register(handler: Handler) -> Handler:
-        BUILTIN.add(SlashCommand(name, help, handler, args, while_busy, background))
-        return handler
-
-    return register
-
-
-def builtin_commands() -> SlashRegistry:
-    """A fresh registry holding the built-in commands (each app can add its own)."""
-    # The commands backed by session extensions live in their own module; importing it
-    # here (not at the top) registers them without an import cycle.
-    from aistack_tui.tui import session_commands  # noqa: F401  # pyright: ignore[reportUnusedImport]
-
+def builtin_commands(*more: Iterable[SlashCommand]) -> SlashRegistry:
+    """A fresh registry holding the built-in commands and `more` (each app can add its
+    own; the app passes `session_commands.COMMANDS`)."""
     registry = SlashRegistry()
     for cmd in BUILTIN.all():
         registry.add(cmd)
+    for group in more:
+        for cmd in group:
+            registry.add(cmd)
     return registry
 
 
@@ -86,7 +128,7 @@ def parse(text: str) -> tuple[str, str] | None:
 
 
 @command("help", "List the commands and keys", while_busy=True)
-async def _help(app: AistackApp, args: str) -> None:
+async def _help(app: CommandHost, args: str) -> None:
     lines = ["Commands:"]
     for cmd in app.commands.all():
         lines.append(f"  /{cmd.name}{' ' + cmd.args if cmd.args else ''} — {cmd.help}")
@@ -99,12 +141,12 @@ async def _help(app: AistackApp, args: str) -> None:
 
 
 @command("clear", "Start a new conversation (the old one stays in /resume)")
-async def _clear(app: AistackApp, args: str) -> None:
+async def _clear(app: CommandHost, args: str) -> None:
     await app.new_conversation()
 
 
 @command("model", "Switch the model (picker without an argument)", "[PROVIDER/MODEL]")
-async def _model(app: AistackApp, args: str) -> None:
+async def _model(app: CommandHost, args: str) -> None:
     if args:
         await app.switch_model(args)
     else:
@@ -112,9 +154,9 @@ async def _model(app: AistackApp, args: str) -> None:
 
 
 @command("cost", "Tokens and cost of this session", while_busy=True)
-async def _cost(app: AistackApp, args: str) -> None:
+async def _cost(app: CommandHost, args: str) -> None:
     session = app.require_session()
-    totals = session.agent.totals
+    totals = session.usage
     u = totals.usage
     lines = [
         f"Input {u.input_tokens:,} · output {u.output_tokens:,} · cache read "
@@ -127,22 +169,19 @@ async def _cost(app: AistackApp, args: str) -> None:
 
 
 @command("permissions", "Show the permission mode and rules", while_busy=True)
-async def _permissions(app: AistackApp, args: str) -> None:
-    engine: Any = app.require_session().engine
-    lines = [f"Mode: {engine.mode} (Shift+Tab cycles)"]
-    describe = getattr(engine, "describe_rules", None)
-    if callable(describe):
-        lines.append(str(describe()))
-    for layer in getattr(engine, "layers", None) or []:
-        for behavior in ("deny", "ask", "allow"):
-            rules = getattr(layer, behavior, None) or []
-            if rules:
-                lines.append(f"  {behavior:5} {', '.join(rules)}  ({layer.source})")
+async def _permissions(app: CommandHost, args: str) -> None:
+    session = app.require_session()
+    lines = [f"Mode: {session.mode} (Shift+Tab cycles)"]
+    by_source: dict[tuple[str, str], list[str]] = {}
+    for view in session.permission_rules():
+        by_source.setdefault((view.source, view.behavior), []).append(view.rule)
+    for (source, behavior), rules in by_source.items():
+        lines.append(f"  {behavior:5} {', '.join(rules)}  ({source})")
     await app.notice("\n".join(lines))
 
 
 @command("resume", "Resume an earlier session of this project")
-async def _resume(app: AistackApp, args: str) -> None:
+async def _resume(app: CommandHost, args: str) -> None:
     if args:
         await app.resume_session(args)
     else:
@@ -150,13 +189,13 @@ async def _resume(app: AistackApp, args: str) -> None:
 
 
 @command("sessions", "List and pick sessions of this project")
-async def _sessions(app: AistackApp, args: str) -> None:
+async def _sessions(app: CommandHost, args: str) -> None:
     app.open_session_picker()
 
 
 @command("copy", "Copy the last answer (or its Nth code block) to the clipboard", "[N]",
          while_busy=True)
-async def _copy(app: AistackApp, args: str) -> None:
+async def _copy(app: CommandHost, args: str) -> None:
     answer = app.conversation.transcript.last_answer()
     if not answer:
         await app.notice("There is no answer to copy yet.", "warning")
@@ -175,14 +214,14 @@ async def _copy(app: AistackApp, args: str) -> None:
 
 @command("mouse", "Switch mouse capture off (native selection) or on", "[on|off]",
          while_busy=True)
-async def _mouse(app: AistackApp, args: str) -> None:
+async def _mouse(app: CommandHost, args: str) -> None:
     enabled = app.set_mouse_capture(None if not args else args.lower() in ("on", "1", "yes"))
     state = "on" if enabled else "off: select text with the terminal as usual"
     await app.notice(f"Mouse capture {state}.")
 
 
 @command("quit", "Quit aistack", while_busy=True)
-async def _quit(app: AistackApp, args: str) -> None:
+async def _quit(app: CommandHost, args: str) -> None:
     await app.action_quit()
 
 

@@ -12,7 +12,9 @@ import pytest
 
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest, DenyAll
-from aistack_tui.bootstrap import AgentSession, make_run_config, open_session
+from aistack_tui.bootstrap import open_session
+from aistack_tui.session.config import make_run_config
+from aistack_tui.session.live import LiveSession
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 MODELS = {"anthropic": "anthropic/claude-sonnet-4-6", "openai": "openai/gpt-4.1",
@@ -31,7 +33,7 @@ class ScriptedApprover:
         return self.answers.pop(0)
 
 
-async def start(server: FakeLLMServer, provider: str, approver=None, **options) -> AgentSession:
+async def start(server: FakeLLMServer, provider: str, approver=None, **options) -> LiveSession:
     env = {**os.environ, **server.env(provider)}
     path = Path(env["AISTACK_HOME"]) / "settings.json"
     settings = json.loads(path.read_text()) if path.exists() else {}
@@ -128,7 +130,7 @@ async def test_interrupt_keeps_partial_text(git_repo: Path) -> None:
     assert stored[-1].text() == kept.text()
 
 
-async def reopen_messages(session: AgentSession):
+async def reopen_messages(session: LiveSession):
     from aistack_tui.sessions.sqlite_store import open_session_store
 
     store = await open_session_store(session.config.home)

@@ -13,18 +13,25 @@ import pytest
 
 from aistack_tui.agent.compaction import SUMMARY_KIND
 from aistack_tui.agent.ports import DenyAll
-from aistack_tui.bootstrap import AgentSession, RunConfig, make_run_config, open_session
+from aistack_tui.bootstrap import open_session
 from aistack_tui.checkpoints import CheckpointManager
 from aistack_tui.checkpoints.wiring import (
     attach_checkpoints,
-    rewind_session,
     rewind_stored_session,
 )
+from aistack_tui.session.config import RunConfig, make_run_config
+from aistack_tui.session.live import LiveSession
 from aistack_tui.sessions.sqlite_store import open_session_store
 from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 ORIGINAL = b"def add(a, b):\n    return a - b\n"
+
+
+def attach_to(session: LiveSession, manager: CheckpointManager) -> None:
+    """Checkpoints through the public seam, as `bootstrap.attach_safety` attaches them."""
+    session.checkpoints = manager
+    attach_checkpoints(session.agent, manager, lambda: session.session_id)
 
 
 def two_turn_script() -> list[Turn]:
@@ -54,7 +61,7 @@ def config_for(project: Path, server: FakeLLMServer, **options: object) -> RunCo
     )
 
 
-async def run_two_turns(session: AgentSession) -> None:
+async def run_two_turns(session: LiveSession) -> None:
     for prompt in ("fix add", "add second"):
         async for _ in session.agent.run(prompt):
             pass
@@ -75,13 +82,13 @@ async def test_rewound_turns_stay_gone_after_resume(project: Path) -> None:
         config = config_for(project, server)
         session = await open_session(config, DenyAll())
         manager = CheckpointManager(config.home, config.project_root)
-        attach_checkpoints(session, manager)
+        attach_to(session, manager)
         try:
             await run_two_turns(session)
             sid = session.info.id
             assert (project / "second.py").exists()
 
-            result = await rewind_session(session, manager, "2")
+            result = await session.rewind("2")
 
             assert result.ok, result.message
             live = [m.id for m in session.agent.messages]
@@ -104,11 +111,11 @@ async def test_rewind_to_the_first_turn_empties_the_stored_session(project: Path
         config = config_for(project, server)
         session = await open_session(config, DenyAll())
         manager = CheckpointManager(config.home, config.project_root)
-        attach_checkpoints(session, manager)
+        attach_to(session, manager)
         try:
             await run_two_turns(session)
             sid = session.info.id
-            result = await rewind_session(session, manager, "1")
+            result = await session.rewind("1")
             assert result.ok, result.message
             assert session.agent.messages == []
         finally:
@@ -127,7 +134,7 @@ async def test_rewind_past_a_compaction_reloads_the_cut_history(project: Path) -
         config = config_for(project, server)
         session = await open_session(config, DenyAll())
         manager = CheckpointManager(config.home, config.project_root)
-        attach_checkpoints(session, manager)
+        attach_to(session, manager)
         try:
             await run_two_turns(session)
             sid = session.info.id
@@ -136,7 +143,7 @@ async def test_rewind_past_a_compaction_reloads_the_cut_history(project: Path) -
             assert compacted is not None and compacted.phase == 2
             assert turn_two not in [m.id for m in session.agent.messages]
 
-            result = await rewind_session(session, manager, "2")
+            result = await session.rewind("2")
 
             assert result.ok, result.message
             assert result.prompt == "add second"  # from the store: not live any more
@@ -159,7 +166,7 @@ async def test_rewind_without_a_live_session_cuts_the_store_like_rewind_session(
     with FakeLLMServer(two_turn_script()) as server:
         config = config_for(project, server)
         session = await open_session(config, DenyAll())
-        attach_checkpoints(session, CheckpointManager(config.home, config.project_root))
+        attach_to(session, CheckpointManager(config.home, config.project_root))
         try:
             await run_two_turns(session)
             sid = session.info.id

@@ -9,16 +9,24 @@ from pathlib import Path
 import pytest
 
 from aistack_tui.agent.ports import DenyAll
-from aistack_tui.bootstrap import make_run_config, open_session
+from aistack_tui.bootstrap import open_session
 from aistack_tui.checkpoints import CheckpointManager
-from aistack_tui.checkpoints.wiring import attach_checkpoints, rewind_session
+from aistack_tui.checkpoints.wiring import attach_checkpoints
 from aistack_tui.cli.commands import undo
 from aistack_tui.cli.main import SUBCOMMANDS
+from aistack_tui.session.config import make_run_config
+from aistack_tui.session.live import LiveSession
 from aistack_tui.sessions.sqlite_store import open_session_store
 from tests.e2e.helpers import FAST_RETRY, run_aistack, write_user_settings
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 ORIGINAL = b"def add(a, b):\r\n    return a - b\r\n"
+
+
+def attach_to(session: LiveSession, manager: CheckpointManager) -> None:
+    """Checkpoints through the public seam, as `bootstrap.attach_safety` attaches them."""
+    session.checkpoints = manager
+    attach_checkpoints(session.agent, manager, lambda: session.session_id)
 
 
 def edit_script() -> list[Turn]:
@@ -50,7 +58,7 @@ async def run_print_with_checkpoints(project: Path, server: FakeLLMServer, promp
         allowed_tools=["Bash(rm old.txt)"],
     )
     session = await open_session(config, DenyAll())
-    attach_checkpoints(session, CheckpointManager(config.home, config.project_root))
+    attach_to(session, CheckpointManager(config.home, config.project_root))
     try:
         async for _ in session.agent.run(prompt):
             pass
@@ -124,14 +132,14 @@ async def test_rewind_lists_turns_and_restores_an_earlier_one(
         )
         session = await open_session(config, DenyAll())
         manager = CheckpointManager(config.home, config.project_root)
-        attach_checkpoints(session, manager)
+        attach_to(session, manager)
         try:
             async for _ in session.agent.run("rewrite calc"):
                 pass
             assert (project / "second.py").read_bytes() == b"second\n"
             assert len(manager.list_turns(sid)) == 2
             first_prompt = manager.list_turns(sid)[0].turn_id
-            result = await rewind_session(session, manager, "2")
+            result = await session.rewind("2")
             assert result.ok
             assert b"a + b" in (project / "calc.py").read_bytes()
             assert not (project / "second.py").exists()

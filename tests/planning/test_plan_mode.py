@@ -10,7 +10,7 @@ from pathlib import Path
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.planning import PLAN_MODE_PROMPT
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
-from aistack_tui.bootstrap import AgentSession
+from aistack_tui.session.live import LiveSession
 from tests.agent.test_runtime import collect, start
 from tests.fakes.fake_llm import FakeLLMServer, RecordedRequest, ToolCall, Turn
 
@@ -28,7 +28,7 @@ class SnapshotApprover:
     def __init__(self, answer: ApprovalDecision, root: Path) -> None:
         self.answer = answer
         self.root = root
-        self.session: AgentSession | None = None
+        self.session: LiveSession | None = None
         self.requests: list[ApprovalRequest] = []
         self.files_at_approval: list[str] = []
         self.mode_at_approval = ""
@@ -101,8 +101,8 @@ class PlanScript:
 
 
 async def run_plan(git_repo: Path, script: PlanScript, answer: ApprovalDecision,
-                   before_close: Callable[[AgentSession], Awaitable[None]] | None = None,
-                   ) -> tuple[AgentSession, SnapshotApprover, list[ev.AgentEvent],
+                   before_close: Callable[[LiveSession], Awaitable[None]] | None = None,
+                   ) -> tuple[LiveSession, SnapshotApprover, list[ev.AgentEvent],
                               FakeLLMServer]:
     approver = SnapshotApprover(answer, git_repo)
     with FakeLLMServer([Turn(respond=script) for _ in range(12)]) as server:
@@ -121,7 +121,7 @@ async def test_approved_plan_runs_independent_steps_together_then_dependants(
     script = PlanScript(PLAN)
     written: dict[str, str] = {}
 
-    async def undo(session: AgentSession) -> None:
+    async def undo(session: LiveSession) -> None:
         written.update({p.name: p.read_text() for p in git_repo.glob("*.txt")})
         assert session.checkpoints is not None
         undone = await session.checkpoints.undo_last(session.info.id)

@@ -17,14 +17,10 @@ from typing import Any
 import pytest
 
 from aistack_tui.agent.ports import DenyAll
-from aistack_tui.bootstrap import (
-    RunConfig,
-    build_permission_engine,
-    make_run_config,
-    open_session,
-)
+from aistack_tui.bootstrap import build_permission_engine, open_session
 from aistack_tui.cli.main import build_parser
 from aistack_tui.print_mode.runner import run_print
+from aistack_tui.session.config import RunConfig, make_run_config
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.settings.trust import TrustItem
 from aistack_tui.trust_gate import apply_trust, decide_project_trust, trust_saved_rules

@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from aistack_tui.bootstrap import make_run_config
+from aistack_tui.session.config import make_run_config
 from aistack_tui.trust_gate import (
     check_project_trust,
     parse_hook_settings,

@@ -9,7 +9,8 @@ import pytest
 from pydantic import Field
 
 from aistack_tui.agent.ports import DenyAll
-from aistack_tui.bootstrap import make_run_config, open_session
+from aistack_tui.bootstrap import open_session
+from aistack_tui.session.config import make_run_config
 from aistack_tui.tools import static_schemas
 from aistack_tui.tools.read import ReadArgs, ReadTool
 

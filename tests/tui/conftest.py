@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from aistack_tui.bootstrap import make_run_config
+from aistack_tui.session.config import make_run_config
 from aistack_tui.tui.app import AistackApp
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 

@@ -11,7 +11,8 @@ from aistack_tui.tui.completions import (
     mention_at_end,
     mentioned_paths,
 )
-from aistack_tui.tui.slash import builtin_commands, code_blocks, parse
+from aistack_tui.tui.commands import all_commands
+from aistack_tui.tui.slash import code_blocks, parse
 from aistack_tui.tui.widgets.diff_view import Row, diff_stat, side_by_side_rows
 from aistack_tui.tui.widgets.prompt_input import PromptHistory
 
@@ -75,11 +76,11 @@ def test_slash_parsing_and_registry() -> None:
     assert parse("/help") == ("help", "")
     assert parse("not a command") is None
     assert parse("//etc/passwd is a path") is None
-    names = [c.name for c in builtin_commands().all()]
+    names = [c.name for c in all_commands().all()]
     for required in ["help", "clear", "compact", "model", "cost", "context", "memory",
                      "permissions", "resume", "sessions", "mcp", "skills", "init", "quit"]:
         assert required in names
-    assert [c.name for c in builtin_commands().matches("re")][0] == "resume"
+    assert [c.name for c in all_commands().matches("re")][0] == "resume"
 
 
 def test_code_blocks_are_extracted_for_copy() -> None:

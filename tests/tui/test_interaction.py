@@ -147,7 +147,7 @@ async def test_unknown_command_is_a_message_not_a_crash(make_app) -> None:
 async def test_setup_screen_saves_the_key_and_opens_the_session(git_repo: Path, monkeypatch,
                                                                 fake_llm: FakeLLMServer,
                                                                 aistack_home: Path) -> None:
-    from aistack_tui.bootstrap import make_run_config
+    from aistack_tui.session.config import make_run_config
     from aistack_tui.tui.app import AistackApp
     from aistack_tui.tui.screens.setup import SetupScreen
 
@@ -159,7 +159,7 @@ async def test_setup_screen_saves_the_key_and_opens_the_session(git_repo: Path, 
         await pilot.press(*"fake-key", "enter")
         await ready(pilot)
         assert app.session is not None
-        assert app.session.model_string.startswith("anthropic/")
+        assert app.session.model.startswith("anthropic/")
     credentials = aistack_home / "credentials.json"
     assert credentials.stat().st_mode & 0o777 == 0o600
     assert "fake-key" in credentials.read_text()

@@ -126,7 +126,7 @@ async def _setup(pilot: Any) -> None:
 
 def test_setup_screen(snap_compare, git_repo, monkeypatch) -> None:
     """No provider key anywhere: the setup screen lists providers to configure."""
-    from aistack_tui.bootstrap import make_run_config
+    from aistack_tui.session.config import make_run_config
     from aistack_tui.tui.app import AistackApp
 
     app = AistackApp(make_run_config(cwd=git_repo), None, local_servers=())

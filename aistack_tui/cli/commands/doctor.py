@@ -6,10 +6,10 @@ import argparse
 import shutil
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
-    from aistack_tui.bootstrap import RunConfig
+    from aistack_tui.session.config import RunConfig
 
 
 def register(subparsers: Any) -> None:
@@ -21,9 +21,35 @@ def _line(ok: bool | None, what: str, detail: str) -> str:
     return f"[{mark}] {what}: {detail}\n"
 
 
+def _settings_lines(config: RunConfig, out: TextIO) -> None:
+    """Every settings file read, what of a Claude Code file was not carried over, what of
+    the project's files waits for trust, and the custom slash commands found."""
+    from aistack_tui.settings.trust import item_label, untrusted
+    from aistack_tui.skills.commands import CommandSet
+    from aistack_tui.trust_gate import project_trust_items
+
+    for layer in config.loaded.layers:
+        dialect = " (Claude Code)" if layer.claude else ""
+        out.write(_line(True, "settings", layer.source + dialect))
+        for note in layer.ignored:
+            out.write(_line(None, "ignored", f"{note} in {layer.source}"))
+    pending = untrusted(config.home, config.project_root, project_trust_items(config))
+    for item in pending:
+        where = f" in {item.source}" if item.source else ""
+        out.write(_line(None, "not trusted yet", f"{item_label(item)}{where}"))
+    user_home = Path(config.env.get("HOME", str(Path.home())))
+    commands = CommandSet.discover(config.project_root, config.home, user_home)
+    if commands.commands:
+        names = ", ".join(f"/{name}" for name in commands.names())
+        out.write(_line(True, "slash commands", names))
+    for problem in commands.problems:
+        out.write(_line(None, "slash command skipped", problem))
+
+
 async def run(args: argparse.Namespace, config: RunConfig) -> int:
-    from aistack_tui.bootstrap import _key_env, resolve_model_string
     from aistack_tui.llm.registry import KNOWN_PROVIDERS
+    from aistack_tui.session.config import key_env
+    from aistack_tui.session.providers import resolve_model_string
     from aistack_tui.settings.layers import ConfigError
     from aistack_tui.storage.db import open_database
     from aistack_tui.storage.paths import database_path
@@ -31,9 +57,8 @@ async def run(args: argparse.Namespace, config: RunConfig) -> int:
     out = sys.stdout
     failures = 0
     out.write(f"aistack home: {config.home}\nproject root: {config.project_root}\n")
-    for layer in config.loaded.layers:
-        out.write(_line(True, "settings", layer.source))
-    env = _key_env(config)
+    _settings_lines(config, out)
+    env = key_env(config)
     for name, spec in KNOWN_PROVIDERS.items():
         key_vars = spec.key_env_vars
         if not key_vars:

@@ -12,9 +12,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from aistack_tui.bootstrap import RunConfig
     from aistack_tui.evals.store import TaskResult
     from aistack_tui.evals.tasks import EvalTask
+    from aistack_tui.session.config import RunConfig
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -96,9 +96,9 @@ async def _compare(store: Any, key_a: str, key_b: str) -> int:
 
 async def _run(args: argparse.Namespace, config: RunConfig, tasks: list[EvalTask],
                store: Any) -> int:
-    from aistack_tui.bootstrap import resolve_model_string
     from aistack_tui.evals.report import format_run
     from aistack_tui.evals.runner import run_eval
+    from aistack_tui.session.providers import resolve_model_string
     from aistack_tui.settings.layers import ConfigError
 
     if args.model:

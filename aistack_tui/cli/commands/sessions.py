@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from aistack_tui.bootstrap import RunConfig
+    from aistack_tui.session.config import RunConfig
     from aistack_tui.sessions.sqlite_store import SqliteSessionStore
 
 

@@ -13,8 +13,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from aistack_tui.bootstrap import RunConfig
     from aistack_tui.checkpoints.manager import UndoResult
+    from aistack_tui.session.config import RunConfig
 
 EXIT_OK = 0
 EXIT_FAILED = 1

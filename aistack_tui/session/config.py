@@ -1,0 +1,147 @@
+"""What a front end needs to open a session: `RunConfig`, resolved from argv and settings,
+and the API keys saved from the setup screen.
+
+Kept below the live session and the composition root so that extensions (MCP, skills,
+trust, checkpoints) can read the run configuration without importing anything above them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from aistack_tui.settings.layers import ConfigError, LoadedSettings, load_settings
+
+if TYPE_CHECKING:
+    from aistack_tui.permissions.types import PermissionMode
+    from aistack_tui.settings.trust import TrustItem
+
+CREDENTIALS_FILE = "credentials.json"
+
+TrustPrompt = Callable[[list["TrustItem"]], Awaitable[bool]]
+
+
+class NoProviderError(ConfigError):
+    """No provider has a key: the TUI shows its setup screen, print mode exits 2."""
+
+
+@dataclass
+class RunConfig:
+    """Everything a front end needs to open a session, resolved from argv and settings."""
+
+    cwd: Path
+    project_root: Path
+    home: Path
+    loaded: LoadedSettings
+    model: str | None = None
+    permission_mode: PermissionMode = "default"
+    max_turns: int | None = None
+    system_prompt: str | None = None
+    append_system_prompt: str | None = None
+    allowed_tools: list[str] = field(default_factory=list[str])
+    disallowed_tools: list[str] = field(default_factory=list[str])
+    resume: str | None = None
+    continue_latest: bool = False
+    fork_session: bool = False
+    no_memory: bool = False
+    no_knowledge: bool = False
+    mcp_config: Path | None = None
+    max_budget_usd: float | None = None
+    verbose: bool = False
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    trust_prompt: TrustPrompt | None = None
+    """The TUI's "trust what this project's files ask for?" dialog; None (print mode)
+    never asks and leaves out what the user has not agreed to before."""
+    trust_project: bool = False
+    """`--trust-project`: apply everything the project's files ask for, this run only."""
+    add_dirs: list[str] = field(default_factory=list[str])
+    """`--add-dir`: more directories the tools may reach, this run only."""
+
+
+def make_run_config(
+    *,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    model: str | None = None,
+    permission_mode: str | None = None,
+    **options: Any,
+) -> RunConfig:
+    """Load the settings layers for `cwd` and combine them with command-line options."""
+    from aistack_tui.storage.paths import aistack_home, find_project_root
+
+    env = dict(os.environ if env is None else env)
+    cwd = (cwd or Path.cwd()).resolve()
+    project_root = find_project_root(cwd)
+    home = aistack_home(env)
+    flags: dict[str, Any] = {}
+    if model:
+        flags["model"] = model
+    if permission_mode:
+        flags["permissions"] = {"defaultMode": permission_mode}
+    loaded = load_settings(home=home, project_root=project_root, env=env, flags=flags)
+    settings = loaded.settings
+    config = RunConfig(
+        cwd=cwd,
+        project_root=project_root,
+        home=home,
+        loaded=loaded,
+        model=settings.model,
+        permission_mode=settings.permissions.default_mode,
+        max_turns=settings.max_turns,
+        system_prompt=settings.system_prompt,
+        append_system_prompt=settings.append_system_prompt,
+        env=env,
+    )
+    known = {f.name for f in dataclasses.fields(RunConfig)}
+    for key, value in options.items():
+        if key not in known:
+            raise TypeError(f"unknown option {key}")
+        if value is not None:
+            setattr(config, key, value)
+    return config
+
+
+def read_credentials(home: Path) -> dict[str, str]:
+    """Keys pasted into the setup screen, saved under AISTACK_HOME with mode 0600."""
+    path = home / CREDENTIALS_FILE
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    items: dict[Any, Any] = data  # pyright: ignore[reportUnknownVariableType]
+    return {k: v for k, v in items.items() if isinstance(k, str) and isinstance(v, str)}
+
+
+def save_credential(home: Path, provider: str, api_key: str) -> Path:
+    """Store a key for `provider`; only the owner may read the file."""
+    path = home / CREDENTIALS_FILE
+    data = read_credentials(home)
+    data[provider] = api_key
+    home.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        json.dump(data, f, indent=2)
+    os.chmod(path, 0o600)
+    return path
+
+
+def key_env(config: RunConfig) -> dict[str, str]:
+    """The environment plus keys from settings and saved credentials (env wins)."""
+    from aistack_tui.llm.registry import KNOWN_PROVIDERS
+
+    env = dict(config.env)
+    extra = read_credentials(config.home)
+    extra.update({k: v.get_secret_value() for k, v in config.loaded.settings.api_keys.items()})
+    for provider, key in extra.items():
+        spec = KNOWN_PROVIDERS.get(provider)
+        for var in getattr(spec, "key_env_vars", ()) or ():
+            env.setdefault(var, key)
+            break
+    return env

@@ -1,0 +1,504 @@
+"""The live session: the one typed facade every front end talks to.
+
+The TUI, print mode, the line mode and the channels (ACP, Telegram) hold a `LiveSession`
+and nothing else from the core: they send prompts, steer, interrupt, switch the mode and
+the model, and read usage, denials, tools and MCP states through it, and they consume the
+agent's events (`agent/events.py`). Approvals reach a front end through the
+`ApprovalHandler` it passed to `bootstrap.open_session`. Keeping every reach into the
+agent, the permission engine and the stores behind this class is what lets a new front
+end be written without reading the core.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from aistack_tui.settings.layers import ConfigError
+
+if TYPE_CHECKING:
+    from aistack_tui.agent import events as ev
+    from aistack_tui.agent.compaction import CompactionResult
+    from aistack_tui.agent.runtime import Agent, UsageTotals
+    from aistack_tui.checkpoints.manager import CheckpointManager, TurnRecord, UndoResult
+    from aistack_tui.llm import types as lt
+    from aistack_tui.mcp.manager import ServerStatus
+    from aistack_tui.memory.manager import MemoryManager
+    from aistack_tui.permissions.engine import PermissionEngine
+    from aistack_tui.permissions.types import PermissionDenial, PermissionMode
+    from aistack_tui.session.config import RunConfig
+    from aistack_tui.session.providers import ModelRouter
+    from aistack_tui.sessions.models import SessionInfo
+    from aistack_tui.sessions.sqlite_store import SqliteSessionStore
+    from aistack_tui.settings.trust import TrustItem
+    from aistack_tui.skills.registry import SkillRegistry
+    from aistack_tui.tools.base import ToolContext
+    from aistack_tui.wiring import Extensions
+
+Prompt = "str | list[lt.ContentBlock]"
+ExportFormat = Literal["md", "jsonl"]
+
+
+@dataclass(frozen=True, slots=True)
+class RuleView:
+    """One permission rule as `/permissions` lists it."""
+
+    behavior: Literal["allow", "ask", "deny"]
+    rule: str
+    source: str
+    """The settings layer it came from, or "session grant"."""
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedContext:
+    memory: str
+    knowledge: str
+    budget: int
+
+
+@dataclass(frozen=True, slots=True)
+class ContextReport:
+    """What fills the context window, for `/context`."""
+
+    used_tokens: int
+    window: int
+    messages: int
+    system_prompt_tokens: int
+    tool_count: int
+    tool_tokens: int
+    injected: InjectedContext | None
+    memory_on: bool
+    code_index: dict[str, Any] | None
+    """`files`, `symbols`, `chunks`, `refreshing`; None when the index is off."""
+
+
+class PersistingHooks:
+    """Appends every completed message to the session store as it happens."""
+
+    def __init__(self, session: LiveSession) -> None:
+        self.session = session
+
+    async def on_message(self, message: lt.Message) -> None:
+        await self.session.store.append(self.session.session_id, message)
+
+    async def on_turn_end(self, turn: int) -> None:
+        session = self.session
+        agent = session.agent
+        last = agent.messages[-1] if agent.messages else None
+        if last is not None and last.role == "assistant" and not last.tool_uses():
+            await session.extensions.after_turn(agent, session.session_id, session.tool_context)
+            await session.name_once()
+
+    async def on_error(self, error: BaseException) -> None:
+        return None
+
+
+class LiveSession:
+    """A running session: the agent plus the stores, engine and extensions it was built
+    from, behind the methods a front end needs."""
+
+    def __init__(
+        self,
+        *,
+        config: RunConfig,
+        agent: Agent,
+        engine: PermissionEngine,
+        store: SqliteSessionStore,
+        info: SessionInfo,
+        tool_context: ToolContext,
+        model_string: str,
+        extensions: Extensions,
+        router: ModelRouter | None = None,
+        untrusted: list[TrustItem] | None = None,
+    ) -> None:
+        self.config = config
+        self.agent = agent
+        self.engine = engine
+        self.store = store
+        self.info = info
+        self.tool_context = tool_context
+        self.extensions = extensions
+        self.router = router
+        self.checkpoints: CheckpointManager | None = None
+        self._untrusted = list(untrusted or [])
+        self._model_string = model_string
+        self._titled = bool(agent.messages)  # a resumed session keeps its title
+        self._recorded_usage = agent.totals.usage
+        self._recorded_cost = agent.totals.cost_usd or 0.0
+        self._closed = False
+
+    # --- identity and state --------------------------------------------------------------
+
+    @property
+    def session_id(self) -> str:
+        return self.info.id
+
+    @property
+    def title(self) -> str | None:
+        return self.info.title
+
+    @property
+    def model(self) -> str:
+        """`provider/model` of the main model."""
+        return self._model_string
+
+    @property
+    def context_window(self) -> int:
+        return self.agent.model_info.context_window
+
+    @property
+    def context_tokens(self) -> int:
+        """Tokens the last request used, to show `ctx %`."""
+        return self.agent.last_context_tokens
+
+    @property
+    def project_root(self) -> Path:
+        return self.config.project_root
+
+    @property
+    def cwd(self) -> Path:
+        return self.config.cwd
+
+    @property
+    def messages(self) -> Sequence[lt.Message]:
+        """The conversation so far (a copy: change it through the methods below)."""
+        return tuple(self.agent.messages)
+
+    @property
+    def mode(self) -> PermissionMode:
+        return self.engine.mode
+
+    def set_mode(self, mode: str) -> PermissionMode:
+        """Switch the permission mode; raises ValueError for a name that is not a mode."""
+        from aistack_tui.permissions.modes import parse_mode
+
+        parsed = parse_mode(mode)
+        self.engine.mode = parsed
+        self.config.permission_mode = parsed
+        return parsed
+
+    @property
+    def usage(self) -> UsageTotals:
+        return self.agent.totals
+
+    @property
+    def denials(self) -> list[PermissionDenial]:
+        return list(self.agent.runner.denials)
+
+    @property
+    def untrusted(self) -> list[TrustItem]:
+        """What the project's files asked for that this session left out (not trusted)."""
+        return list(self._untrusted)
+
+    @property
+    def running(self) -> bool:
+        return self.agent.running
+
+    def tool_names(self) -> list[str]:
+        return self.agent.runner.tools.names()
+
+    def take_notices(self) -> list[ev.Notice]:
+        """Notices raised while the session opened (shown before the first turn)."""
+        return self.agent.take_notices()
+
+    def add_model_note(self, text: str) -> None:
+        """Something the model reads with the next prompt (a `!command`'s output); tagged
+        `<user-...>` so front ends leave it out of the transcript."""
+        self.agent.add_model_note(text)
+
+    def notify(self, text: str, level: str = "warning") -> None:
+        """A notice the agent emits with its next events."""
+        self.agent.notify(text, level)
+
+    # --- turns ---------------------------------------------------------------------------
+
+    async def run(self, prompt: str | list[lt.ContentBlock]) -> AsyncIterator[ev.AgentEvent]:
+        """One user turn: every event until (and including) `TurnEnded`.
+
+        Closing the generator early (a front end cancelled on Esc) closes the agent's
+        stream, whose `finally` blocks persist what was said so far.
+        """
+        async with contextlib.aclosing(self.agent.run(prompt)) as events:  # pyright: ignore[reportArgumentType]
+            async for event in events:
+                yield event
+        await self.record_usage()
+
+    def steer(self, text: str) -> None:
+        """A message for the running turn, delivered at the agent's next opportunity."""
+        self.agent.steer(text)
+
+    def follow_up(self, text: str) -> None:
+        """A message sent as the next prompt once the running turn has ended."""
+        self.agent.follow_up(text)
+
+    def interrupt(self) -> None:
+        """Stop the running turn: partial text kept, every open tool call answered."""
+        self.agent.interrupt()
+
+    def take_queued(self) -> list[str]:
+        """Steering and follow-ups the agent did not get to before its run ended."""
+        queues = self.agent.queues
+        return queues.take_steering() + queues.take_follow_ups()
+
+    # --- models --------------------------------------------------------------------------
+
+    async def switch_model(self, model_string: str) -> None:
+        """Use another model from the next request on; raises ConfigError if it can't."""
+        from aistack_tui.session.providers import build_provider
+
+        provider, info = build_provider(self.config, model_string)
+        old = self.agent.provider
+        self.agent.switch_model(provider, info)
+        self._model_string = model_string
+        await old.aclose()
+
+    def available_models(self) -> list[str]:
+        """Models to offer in a picker: the current one first, then the catalogue's."""
+        from aistack_tui.session.providers import DEFAULT_MODELS
+
+        models = [self.model, *(f"{p}/{m}" for p, m in DEFAULT_MODELS.items())]
+        return list(dict.fromkeys(models))
+
+    # --- permissions ---------------------------------------------------------------------
+
+    def permission_rules(self) -> list[RuleView]:
+        """Every rule in force: each settings layer's, then the session's grants."""
+        views: list[RuleView] = []
+        for layer in self.engine.layers:
+            for behavior in ("deny", "ask", "allow"):
+                for rule in getattr(layer, behavior):
+                    views.append(RuleView(behavior, rule, layer.source))
+        views += [RuleView("allow", r, "session grant") for r in self.session_grants()]
+        return views
+
+    def session_grants(self) -> list[str]:
+        return self.engine.session_grants()
+
+    def revoke_grant(self, rule: str) -> bool:
+        """Forget a "don't ask again this session" rule; False if there was none."""
+        return self.engine.revoke_session(rule)
+
+    # --- extensions ----------------------------------------------------------------------
+
+    def mcp_statuses(self) -> list[ServerStatus]:
+        mcp = self.extensions.mcp
+        return mcp.statuses() if mcp is not None else []
+
+    def mcp_tools(self) -> dict[str, list[str]]:
+        """Tool names per connected server."""
+        mcp = self.extensions.mcp
+        tools: dict[str, list[str]] = {}
+        for remote in mcp.remote_tools() if mcp is not None else []:
+            tools.setdefault(remote.server, []).append(remote.name)
+        return tools
+
+    async def mcp_reconnect(self, name: str) -> ServerStatus:
+        mcp = self.extensions.mcp
+        if mcp is None or name not in {s.name for s in mcp.statuses()}:
+            raise ConfigError(f"no MCP server {name!r}")
+        return await mcp.reconnect(name)
+
+    def on_mcp_status(self, listener: Callable[[ServerStatus], None]) -> None:
+        """Call `listener` whenever an MCP server changes state."""
+        if self.extensions.mcp is not None:
+            self.extensions.mcp.add_listener(listener)
+
+    async def wait_for_mcp(self, timeout: float) -> None:
+        """Wait (bounded) for MCP servers so their tools are in the first request."""
+        await self.extensions.wait_for_mcp(
+            timeout, self.agent.runner.tools, self.agent.model_info.context_window
+        )
+
+    @property
+    def memory(self) -> MemoryManager | None:
+        """Long-term memory (list, write, forget, pin, search), None when it is off."""
+        return self.extensions.memory
+
+    @property
+    def skills(self) -> SkillRegistry | None:
+        return self.extensions.skills
+
+    async def context_report(self) -> ContextReport:
+        import json
+
+        from aistack_tui.llm.tokens import estimate_tokens
+
+        agent = self.agent
+        specs = agent.runner.tools.specs()
+        injector = self.extensions.injector
+        last = injector.last if injector is not None else None
+        injected = (
+            InjectedContext(last.memory, last.knowledge, last.budget)
+            if last is not None and (last.memory or last.knowledge)
+            else None
+        )
+        knowledge = self.extensions.knowledge
+        return ContextReport(
+            used_tokens=agent.last_context_tokens,
+            window=agent.model_info.context_window,
+            messages=len(agent.messages),
+            system_prompt_tokens=estimate_tokens(agent.system_prompt),
+            tool_count=len(specs),
+            tool_tokens=estimate_tokens(json.dumps([s.model_dump() for s in specs])),
+            injected=injected,
+            memory_on=self.extensions.memory is not None,
+            code_index=await knowledge.status() if knowledge is not None else None,
+        )
+
+    # --- history: compact, undo, rewind, export ------------------------------------------
+
+    async def compact(self, instructions: str = "") -> CompactionResult | None:
+        """Summarise the conversation now; None when it is too short to compact."""
+        return await self.agent.compact_now(instructions)
+
+    @property
+    def checkpoints_on(self) -> bool:
+        return self.checkpoints is not None
+
+    def checkpoint_turns(self) -> list[TurnRecord]:
+        """Turns of this session that changed files, oldest first."""
+        return self.checkpoints.list_turns(self.session_id) if self.checkpoints else []
+
+    async def undo(self, *, force: bool = False) -> UndoResult:
+        """Restore the files the last turn changed. The model is told with the next prompt
+        (the note is for the model only; no front end shows it)."""
+        if self.checkpoints is None:
+            raise ConfigError("checkpoints are off (settings `checkpoints`)")
+        result = await self.checkpoints.undo_last(self.session_id, force=force)
+        if result.ok:
+            self.agent.add_model_note(
+                "<user-undo>The user undid the file changes of your last turn; files "
+                f"restored: {', '.join(result.restored) or 'none'}; removed: "
+                f"{', '.join(result.removed) or 'none'}.</user-undo>"
+            )
+        return result
+
+    async def rewind(self, turn: str, *, force: bool = False) -> UndoResult:
+        """Restore files to before `turn` (a number from `checkpoint_turns`, or a turn id)
+        and cut the conversation, stored and live, back to that prompt."""
+        from aistack_tui.agent.compaction import start_from_last_summary
+        from aistack_tui.checkpoints.wiring import rewind_stored_session
+
+        if self.checkpoints is None:
+            raise ConfigError("checkpoints are off (settings `checkpoints`)")
+        result = await rewind_stored_session(
+            self.store, self.checkpoints, self.session_id, turn, force=force
+        )
+        if not result.ok or not result.turns:
+            return result
+        first = result.turns[-1]
+        ids = [m.id for m in self.agent.messages]
+        if first in ids:
+            if not result.prompt:
+                result.prompt = self.agent.messages[ids.index(first)].text()
+            self.agent.messages = self.agent.messages[: ids.index(first)]
+        elif result.messages_cut:
+            stored = await self.store.messages(self.session_id)
+            self.agent.messages = start_from_last_summary(stored)
+        return result
+
+    async def export(self, path: Path, fmt: ExportFormat = "md") -> int:
+        """Write the conversation to `path`; returns how many messages were written."""
+        from aistack_tui.sessions.export import to_jsonl, to_markdown
+
+        info = await self.store.get(self.session_id) or self.info
+        messages = self.agent.messages
+        text = to_jsonl(messages) if fmt == "jsonl" else to_markdown(info, messages)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return len(messages)
+
+    # --- conversations -------------------------------------------------------------------
+
+    async def new_conversation(self) -> None:
+        """Start over in a new stored session (the old one stays resumable)."""
+        self.info = await self.store.create(self.config.project_root, self.model)
+        self.agent.messages = []
+        self.agent.clear_model_notes()
+
+    async def resume(self, session_id: str) -> None:
+        info = await self.store.get(session_id)
+        if info is None:
+            raise ConfigError(f"no session {session_id!r} in this project")
+        from aistack_tui.agent.compaction import start_from_last_summary
+
+        self.info = info
+        self.agent.messages = start_from_last_summary(await self.store.messages(info.id))
+        self.agent.clear_model_notes()
+
+    async def list_sessions(self) -> list[SessionInfo]:
+        return await self.store.list(self.config.project_root)
+
+    async def stored_title(self) -> str | None:
+        info = await self.store.get(self.session_id)
+        return info.title if info is not None else self.info.title
+
+    async def name_once(self) -> None:
+        """Give the session a short title from the router's `title` model, once."""
+        from aistack_tui.llm.errors import ProviderError
+        from aistack_tui.llm.model_info import cost_usd
+        from aistack_tui.llm.types import LLMRequest, Message
+
+        route = self.router.route("title") if self.router else None
+        if route is None or self._titled:
+            return
+        provider, info = route
+        self._titled = True
+        first = next((m.text() for m in self.agent.messages if m.role == "user"), "")
+        request = LLMRequest(
+            system="Write a title of 3 to 6 words for a coding session that starts with the "
+            "user's message below. Reply with the title only, no quotes.",
+            messages=[Message.user(first[:2000])],
+            max_tokens=30,
+        )
+        try:
+            reply = await provider.complete(request)
+        except ProviderError:
+            return  # the first line of the prompt stays the title
+        text = reply.text().strip()
+        title = text.strip('"').splitlines()[0][:80] if text else ""
+        if title:
+            await self.store.set_title(self.session_id, title)
+            if reply.usage is not None:
+                self.agent.totals.add(
+                    f"{provider.name}/{provider.model}", reply.usage, cost_usd(info, reply.usage)
+                )
+
+    async def record_usage(self) -> None:
+        """Store the usage and cost added since the last call."""
+        from aistack_tui.llm.types import Usage
+
+        totals = self.agent.totals
+        usage, recorded = totals.usage, self._recorded_usage
+        delta = Usage(
+            input_tokens=usage.input_tokens - recorded.input_tokens,
+            output_tokens=usage.output_tokens - recorded.output_tokens,
+            cache_read_input_tokens=usage.cache_read_input_tokens
+            - recorded.cache_read_input_tokens,
+            cache_creation_input_tokens=usage.cache_creation_input_tokens
+            - recorded.cache_creation_input_tokens,
+        )
+        cost = (totals.cost_usd or 0.0) - self._recorded_cost
+        self._recorded_usage, self._recorded_cost = usage, totals.cost_usd or 0.0
+        if delta != Usage():
+            await self.store.record_usage(
+                self.session_id, delta, cost if totals.cost_usd is not None else None,
+                self.model,
+            )
+
+    async def close(self) -> None:
+        """Record usage and close everything the session opened; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            await self.record_usage()
+        finally:
+            await self.extensions.aclose()
+            if self.router is not None:
+                await self.router.aclose()
+            await self.agent.provider.aclose()
+            await self.store.close()

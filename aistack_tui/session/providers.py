@@ -1,0 +1,101 @@
+"""Which model a session talks to: resolving `provider/model`, building the adapter, and
+routing kinds of work (compaction, subagents, titles) to cheaper models."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from aistack_tui.session.config import NoProviderError, RunConfig, key_env
+from aistack_tui.settings.layers import ConfigError
+
+if TYPE_CHECKING:
+    from aistack_tui.llm.model_info import ModelInfo
+    from aistack_tui.llm.provider import Provider
+
+DEFAULT_MODELS: dict[str, str] = {
+    "anthropic": "claude-sonnet-4-6",
+    "openai": "gpt-4.1",
+    "google": "gemini-2.5-pro",
+}
+
+
+def resolve_model_string(config: RunConfig) -> str:
+    """The `provider/model` to use: --model, settings, else the first provider with a key."""
+    from aistack_tui.llm.registry import default_provider_from_env
+
+    if config.model:
+        return config.model if "/" in config.model else guess_provider(config.model)
+    provider = default_provider_from_env(key_env(config))
+    if provider is None:
+        raise NoProviderError(
+            "no LLM provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or "
+            "GEMINI_API_KEY (or GOOGLE_API_KEY), or choose a local model with "
+            "--model ollama/MODEL"
+        )
+    return f"{provider}/{DEFAULT_MODELS.get(provider, '')}"
+
+
+def guess_provider(model: str) -> str:
+    """`claude-…` → `anthropic/claude-…`: a bare model name from a known family."""
+    lowered = model.lower()
+    if lowered.startswith("claude"):
+        return f"anthropic/{model}"
+    if lowered.startswith(("gpt", "o1", "o3", "o4")):
+        return f"openai/{model}"
+    if lowered.startswith("gemini"):
+        return f"google/{model}"
+    raise ConfigError(f"model {model!r} has no provider: write it as PROVIDER/MODEL")
+
+
+def build_provider(config: RunConfig, model_string: str) -> tuple[Provider, ModelInfo]:
+    """Create the provider adapter (importing only its SDK) and look up the model."""
+    from aistack_tui.llm.model_info import lookup_model
+    from aistack_tui.llm.registry import (
+        UnknownProviderError,
+        create_provider,
+        parse_model_string,
+        resolve_provider_config,
+    )
+
+    settings = config.loaded.settings
+    try:
+        provider_name, model = parse_model_string(model_string)
+        custom = {k: v.model_dump(exclude_none=True) for k, v in settings.providers.items()}
+        for name, raw in custom.items():
+            if "api_key" in raw:
+                raw["api_key"] = settings.providers[name].api_key.get_secret_value()  # type: ignore[union-attr]
+        pconfig = resolve_provider_config(provider_name, custom, custom, key_env(config))
+    except UnknownProviderError as e:
+        raise ConfigError(str(e)) from e
+    except ValueError as e:
+        raise ConfigError(f"invalid model {model_string!r}: {e}") from e
+    if pconfig.needs_key and not pconfig.api_key:
+        names = " or ".join(pconfig.key_env_vars) or "an api key in settings"
+        raise NoProviderError(f"no API key for {provider_name}: set {names}")
+    info = lookup_model(pconfig.name, model, settings.models)
+    return create_provider(pconfig, model), info
+
+
+class ModelRouter:
+    """Models for kinds of work (`compaction`, `subagent`, `title`) named in settings,
+    built on first use and closed with the session; None means "use the main model".
+
+    A route carries the model's own `ModelInfo`, so work done on a cheap model is priced
+    at that model's rates, not the main model's."""
+
+    def __init__(self, config: RunConfig, routes: dict[str, str | None]) -> None:
+        self.config = config
+        self.routes = {kind: model for kind, model in routes.items() if model}
+        self._built: dict[str, tuple[Provider, ModelInfo]] = {}
+
+    def route(self, kind: str) -> tuple[Provider, ModelInfo] | None:
+        model = self.routes.get(kind)
+        if model is None:
+            return None
+        if model not in self._built:
+            self._built[model] = build_provider(self.config, model)
+        return self._built[model]
+
+    async def aclose(self) -> None:
+        for provider, _info in self._built.values():
+            await provider.aclose()
