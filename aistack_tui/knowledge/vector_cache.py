@@ -30,12 +30,11 @@ meanwhile are answered by `vec0`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from aistack_tui.storage.first_pass_builder import FirstPassBuilder
+from aistack_tui.storage.background_load import BackgroundLoad
 from aistack_tui.storage.vector_matrix import NUMPY_AVAILABLE, VectorMatrix
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -79,8 +78,7 @@ class ChunkVectors:
         self._version: int | None = None
         self._added: set[int] = set()
         self._removed: set[int] = set()
-        self._loading: asyncio.Task[None] | None = None
-        self._first_pass = FirstPassBuilder("code index")
+        self._loads = BackgroundLoad("code index")
         self._apply_lock = asyncio.Lock()
 
     @property
@@ -107,7 +105,7 @@ class ChunkVectors:
         """Record chunk ids whose vectors this process committed or deleted."""
         added, removed = set(added), set(removed)
         self.rows_hint = max(0, self.rows_hint + len(added) - len(removed))
-        if self._matrix is None and self._loading is None:
+        if self._matrix is None and not self._loads.running:
             return  # nothing to keep current yet: a load reads everything
         self._added |= added
         self._added -= removed
@@ -120,25 +118,16 @@ class ChunkVectors:
         and not loading already."""
         if self._matrix is not None and not reload:
             return
-        if self.wanted() and (self._loading is None or self._loading.done()):
-            self._loading = asyncio.get_running_loop().create_task(
-                self._load(), name="knowledge-vector-matrix"
-            )
+        if self.wanted():
+            self._loads.start(self._load)
 
     async def wait_loaded(self) -> None:
         """Wait for a background load and the first pass it started (tests and the
         benchmark's warm-up)."""
-        if self._loading is not None:
-            await asyncio.wait({self._loading})
-        await self._first_pass.wait()
+        await self._loads.wait()
 
     async def close(self) -> None:
-        task, self._loading = self._loading, None
-        if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
-        await self._first_pass.stop()
+        await self._loads.stop()
 
     async def _data_version(self) -> int:
         rows = list(await self._writer.execute_fetchall("PRAGMA data_version"))
@@ -173,7 +162,7 @@ class ChunkVectors:
             await cursor.close()
         self._matrix, self._version = matrix, version
         self.rows_hint = len(matrix)
-        self._first_pass.refresh(matrix)
+        self._loads.first_pass.refresh(matrix)
 
     async def _lookup(self, ids: Sequence[int]) -> list[tuple[int, str, bytes]]:
         rows: list[tuple[int, str, bytes]] = []
@@ -193,7 +182,7 @@ class ChunkVectors:
         the matrix is not wanted or not ready (the caller then asks `vec0`)."""
         if not self.enabled or (self._matrix is None and not self.wanted()):
             return None
-        if self._loading is not None and not self._loading.done():
+        if self._loads.running:
             return None
         matrix = self._matrix
         if matrix is None:
@@ -208,7 +197,7 @@ class ChunkVectors:
                 self._added, self._removed = set(), set()
                 matrix.remove(removed)
                 matrix.upsert(await self._lookup(sorted(added)))
-                self._first_pass.refresh(matrix)
+                self._loads.first_pass.refresh(matrix)
         found = [item for item, _ in matrix.search(query, (_PART,), k)]
         # Checked after the product, not before: the writer connection is usually busy
         # with the same search's bm25 query, and waiting for it would serialise the legs.

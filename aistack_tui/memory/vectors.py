@@ -33,8 +33,8 @@ from collections.abc import Sequence
 
 import aiosqlite
 
+from aistack_tui.storage.background_load import BackgroundLoad
 from aistack_tui.storage.disposable_thread import run_disposable
-from aistack_tui.storage.first_pass_builder import FirstPassBuilder
 from aistack_tui.storage.hashing_embedder import serialize_f32
 from aistack_tui.storage.vector_matrix import NUMPY_AVAILABLE, VectorMatrix
 
@@ -107,8 +107,7 @@ class VectorIndex:
         against ~0.1 s for one `vec0` search), and a large matrix then builds its first
         pass; otherwise the matrix loads first and stays exact (a one-shot command
         searches too few times to repay a 2-3 s build)."""
-        self._loading: asyncio.Task[None] | None = None
-        self._first_pass = FirstPassBuilder("memory")
+        self._loads = BackgroundLoad("memory")
 
     async def ensure(self, partition_sql: str) -> int:
         """Create this embedder's index if missing and fill it from the stored floats.
@@ -198,7 +197,7 @@ class VectorIndex:
         if self.use_matrix and (self._matrix is not None or self.rows_hint >= MATRIX_MIN_ROWS):
             if self._matrix is None and self.load_in_background:
                 self.start_loading()
-            elif not (self._loading is not None and not self._loading.done()):
+            elif not self._loads.running:
                 # Inline: a worker-thread hand-off cost more than the product itself on a
                 # busy machine (4 ms against 2 ms at 10k rows). Searched before the
                 # change-log check, so it overlaps a bm25 query the caller queued on the
@@ -230,11 +229,8 @@ class VectorIndex:
 
     def start_loading(self) -> None:
         """Load the matrix in the background if this index is large enough for it."""
-        if (
-            self.use_matrix and self._matrix is None and self.rows_hint >= MATRIX_MIN_ROWS
-            and (self._loading is None or self._loading.done())
-        ):
-            self._loading = asyncio.get_running_loop().create_task(self._load())
+        if self.use_matrix and self._matrix is None and self.rows_hint >= MATRIX_MIN_ROWS:
+            self._loads.start(self._load)
 
     async def _load(self) -> None:
         async with self._matrix_lock:
@@ -242,23 +238,17 @@ class VectorIndex:
 
     async def wait_loaded(self) -> None:
         """Until the background load, and the first pass it started, are done."""
-        if self._loading is not None:
-            await asyncio.wait({self._loading})
-        await self._first_pass.wait()
+        await self._loads.wait()
 
     async def stop_loading(self) -> None:
-        task, self._loading = self._loading, None
-        if task is not None and not task.done():
-            task.cancel()
-            await asyncio.wait({task})
-        await self._first_pass.stop()
+        await self._loads.stop()
 
     async def _synced_matrix(self) -> VectorMatrix | None:
         """The matrix, brought up to date with `vector_changes`; None inside a transaction
         (its uncommitted changes could still roll back) or before `ensure`."""
         matrix = await self._sync_matrix()
         if matrix is not None and self.load_in_background:
-            self._first_pass.refresh(matrix)
+            self._loads.first_pass.refresh(matrix)
         return matrix
 
     async def _sync_matrix(self) -> VectorMatrix | None:
