@@ -130,7 +130,8 @@ APPROVAL_CHOICES: tuple[tuple[str, str], ...] = (
 def approval_text(tool_name: str, summary: str, reason: str, diff: str,
                   warnings: tuple[str, ...] = ()) -> str:
     """The approval prompt: what the tool wants, why it asks, and the diff of an edit."""
-    lines = [f"🔐 <b>{escape(tool_name)}</b> needs your approval", f"<code>{escape(summary)}</code>"]
+    lines = [f"🔐 <b>{escape(tool_name)}</b> needs your approval",
+             f"<code>{escape(summary)}</code>"]
     if reason:
         lines.append(escape(reason))
     lines += [f"⚠️ {escape(w)}" for w in warnings]

@@ -85,6 +85,20 @@ class CompactionSettingsModel(_Strict):
     auto_ratio: float = Field(0.8, alias="autoRatio", gt=0, lt=1)
 
 
+class TelegramSettings(_Strict):
+    """The Telegram gateway (`aistack gateway telegram`). Only the user's own settings
+    file counts for it: a project's files never decide who may drive the agent."""
+
+    allowed_user_ids: list[int] = Field(default_factory=list, alias="allowedUserIds")
+    """Telegram user ids the bot serves; empty means nobody."""
+    project_dir: str | None = Field(None, alias="projectDir")
+    """Where the chats' sessions work (default: the directory the gateway starts in)."""
+    edit_interval: float = Field(1.0, alias="editInterval", ge=0.05, le=60)
+    """Seconds between two message changes in a chat while an answer streams."""
+    base_url: str | None = Field(None, alias="baseUrl")
+    """A self-hosted Bot API server, e.g. `http://localhost:8081/bot`."""
+
+
 def _defaults(model: type[_M]) -> Callable[[], _M]:
     """A default factory pyright accepts for models whose fields have aliases."""
     return lambda: model.model_validate({})
@@ -119,3 +133,4 @@ class Settings(BaseModel):
     limits: LimitSettings = Field(default_factory=_defaults(LimitSettings))
     fallback_model: str | None = Field(None, alias="fallbackModel")
     router: RouterSettings = Field(default_factory=_defaults(RouterSettings))
+    telegram: TelegramSettings = Field(default_factory=_defaults(TelegramSettings))
