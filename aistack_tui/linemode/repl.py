@@ -1,0 +1,268 @@
+"""The line mode's loop: read a prompt, run it through the session, print its events.
+
+Input is taken only between runs, in the style of aider: while the agent works the
+terminal belongs to the output (and to the approval prompt when a call asks). Ctrl+C
+during a run asks the session to interrupt (the partial answer is kept); a second Ctrl+C
+in the same run abandons it at once. At the prompt Ctrl+C clears the line, and on an
+empty line a second Ctrl+C in a row quits, as does Ctrl+D.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import AsyncGenerator, Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.text import Text
+
+from aistack_tui import __version__
+from aistack_tui.linemode.approval_prompt import LineApprover
+from aistack_tui.linemode.commands import COMMANDS, parse
+from aistack_tui.linemode.completion import LineCompleter
+from aistack_tui.linemode.prompt import HISTORY_FILE, JsonLinesHistory, make_prompt_session
+from aistack_tui.linemode.render import LineRenderer
+from aistack_tui.linemode.terminal import LineIO
+from aistack_tui.llm import types as lt
+from aistack_tui.permissions.types import PERMISSION_MODES
+from aistack_tui.tui.completions import FileIndex, mentioned_paths
+
+if TYPE_CHECKING:
+    from aistack_tui.session.config import RunConfig
+    from aistack_tui.session.live import LiveSession
+
+TICK_S = 0.1
+MAX_ATTACH_BYTES = 200_000
+EXIT_OK = 0
+EXIT_USAGE = 2
+
+
+def attachment(path: Path, root: Path) -> str:
+    """An @-mentioned file as the block the model reads (the TUI's format)."""
+    rel = path.relative_to(root.resolve()).as_posix()
+    try:
+        data = path.read_bytes()[:MAX_ATTACH_BYTES]
+    except OSError as e:
+        return f'<attached-file path="{rel}" error="{e.strerror}"/>'
+    text = data.decode("utf-8", errors="replace").rstrip("\n")
+    return f'<attached-file path="{rel}">\n{text}\n</attached-file>'
+
+
+def prompt_blocks(text: str, root: Path) -> list[lt.ContentBlock]:
+    """The prompt and a block for each file it @-mentions."""
+    blocks: list[lt.ContentBlock] = [lt.TextBlock(text=text)]
+    for path in mentioned_paths(text, root):
+        blocks.append(lt.TextBlock(text=attachment(path, root)))
+    return blocks
+
+
+class LineRepl:
+    """One line-mode session: the prompt, the commands and the runs."""
+
+    def __init__(
+        self,
+        session: LiveSession,
+        io: LineIO,
+        renderer: LineRenderer,
+        approver: LineApprover,
+        *,
+        history_path: Path | None,
+    ) -> None:
+        self.session = session
+        self.io = io
+        self.renderer = renderer
+        self.approver = approver
+        self.files = FileIndex(session.project_root)
+        self._preload = ""
+        self._quit = False
+        self.prompt = make_prompt_session(
+            io,
+            history=JsonLinesHistory(history_path),
+            completer=LineCompleter(COMMANDS.names, self.files),
+            mode=lambda: self.session.mode,
+            on_cycle_mode=self.cycle_mode,
+        )
+
+    # --- CommandHost ----------------------------------------------------------------------
+
+    async def confirm(self, question: str) -> bool:
+        return await self.approver.ask_yes_no(question)
+
+    def preload(self, text: str) -> None:
+        self._preload = text
+
+    def quit(self) -> None:
+        self._quit = True
+
+    # --- the loop ---------------------------------------------------------------------------
+
+    def cycle_mode(self) -> None:
+        modes = list(PERMISSION_MODES)
+        current = self.session.mode
+        nxt = modes[(modes.index(current) + 1) % len(modes)] if current in modes else modes[0]
+        self.session.set_mode(nxt)
+
+    def banner(self) -> None:
+        s = self.session
+        head = Text(f"aistack {__version__}", style="bold")
+        head.append(f" · {s.model} · {s.mode} mode · {s.cwd}", style="dim")
+        self.renderer.print(head)
+        self.renderer.print(Text(
+            "Enter sends · Esc Enter or a trailing \\ adds a line · /help lists commands · "
+            "Ctrl+C interrupts · Ctrl+D quits", style="dim"))
+        if s.messages:
+            self.renderer.notice(f"resumed {s.session_id} ({len(s.messages)} messages)")
+        for notice in s.take_notices():
+            self.renderer.notice(notice.text, notice.level)
+        untrusted = s.untrusted
+        if untrusted:
+            names = ", ".join(f"{i.kind} {i.name}" for i in untrusted[:5])
+            self.renderer.notice(
+                f"left out until you trust this project: {names}"
+                + (f" and {len(untrusted) - 5} more" if len(untrusted) > 5 else ""),
+                "warning",
+            )
+
+    async def run(self, first_prompt: str | None = None) -> int:
+        """Read and run prompts until the user quits; the exit code."""
+        self.banner()
+        if first_prompt:
+            await self.handle(first_prompt)
+        ctrl_c_pending = False
+        while not self._quit:
+            default, self._preload = self._preload, ""
+            try:
+                text = await self.prompt.prompt_async(default=default)
+            except KeyboardInterrupt:
+                if ctrl_c_pending:
+                    break
+                ctrl_c_pending = True
+                self.renderer.notice("press Ctrl+C again (or Ctrl+D) to quit")
+                continue
+            except EOFError:
+                break
+            ctrl_c_pending = False
+            await self.handle(text)
+        return EXIT_OK
+
+    async def handle(self, text: str) -> None:
+        """One line the user sent: a command, or a prompt for the model."""
+        if not text.strip():
+            return
+        command = parse(text.strip())
+        if command is not None:
+            await self.run_command(*command)
+            return
+        if text.startswith("//"):
+            text = text[1:]
+        self.files.invalidate()
+        await self.run_turn(prompt_blocks(text, self.session.project_root))
+
+    async def run_command(self, name: str, args: str) -> None:
+        cmd = COMMANDS.get(name)
+        if cmd is None:
+            self.renderer.notice(f"unknown command /{name} (/help lists them)", "warning")
+            return
+        try:
+            await cmd.handler(self, args)
+        except Exception as e:  # a command's failure is a message, never a crash
+            self.renderer.notice(f"/{name} failed: {e}", "error")
+
+    async def run_turn(self, prompt: str | list[lt.ContentBlock]) -> None:
+        """Stream one run's events to the renderer; Ctrl+C interrupts it."""
+        self.renderer.begin_run()
+        task = asyncio.current_task()
+        presses = 0
+
+        def on_sigint() -> None:
+            nonlocal presses
+            presses += 1
+            if presses == 1:
+                self.renderer.notice("interrupting… (Ctrl+C again to abandon the run)",
+                                     "warning")
+                self.session.interrupt()
+            elif task is not None:
+                task.cancel()
+
+        ticker = asyncio.create_task(self._tick())
+        try:
+            with _sigint_handler(on_sigint):
+                events = self.session.run(prompt)
+                try:
+                    async for event in events:
+                        self.renderer.handle(event)
+                finally:
+                    # Closing the stream early (an abandoned run) lets the agent persist.
+                    if isinstance(events, AsyncGenerator):
+                        await events.aclose()
+        except asyncio.CancelledError:
+            if presses < 2 or task is None:
+                raise
+            task.uncancel()
+            self.renderer.end_run()
+            self.renderer.notice("run abandoned", "warning")
+        except Exception as e:  # the agent reports failures as events; this is a bug's net
+            self.renderer.end_run()
+            self.renderer.notice(f"{type(e).__name__}: {e}", "error")
+        finally:
+            ticker.cancel()
+            self.renderer.end_run()
+
+    async def _tick(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            self.renderer.tick()
+
+
+@contextlib.contextmanager
+def _sigint_handler(callback: Callable[[], None]) -> Iterator[None]:
+    """Route SIGINT to `callback` on the running loop (Unix); elsewhere leave it be."""
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, callback)
+    except (NotImplementedError, RuntimeError, ValueError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+
+
+def default_io() -> LineIO:
+    """The process's terminal: prompt_toolkit's own input and output, Rich on stdout."""
+    return LineIO(Console(file=sys.stdout, highlight=False, soft_wrap=False))
+
+
+async def run_line_mode(
+    config: RunConfig, prompt: str | None = None, io: LineIO | None = None
+) -> int:
+    """Open a session for `config` and run the REPL; the process exit code."""
+    from aistack_tui.bootstrap import open_session
+    from aistack_tui.settings.layers import ConfigError
+
+    io = io or default_io()
+    renderer = LineRenderer(io.console)
+    approver = LineApprover(io, renderer)
+    if config.trust_prompt is None:
+        config.trust_prompt = approver.ask_trust
+    picker = config.resume == ""
+    if picker:
+        config.resume = None  # no picker in a scrolling terminal: /resume lists sessions
+    try:
+        session = await open_session(config, approver, interactive=True)
+    except ConfigError as e:
+        io.console.print(Text(f"aistack: {e}", style="red"))
+        return EXIT_USAGE
+    approver.on_interrupt = session.interrupt
+    repl = LineRepl(session, io, renderer, approver, history_path=config.home / HISTORY_FILE)
+    try:
+        if picker:
+            await repl.run_command("sessions", "")
+        return await repl.run(prompt)
+    finally:
+        await session.close()
