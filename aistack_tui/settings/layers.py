@@ -3,10 +3,10 @@
 Order: built-in defaults → `~/.claude/settings.json` → `$AISTACK_HOME/settings.json` →
 `<project>/.claude/settings.json` → `<project>/.aistack/settings.json` →
 `<project>/.claude/settings.local.json` → `<project>/.aistack/settings.local.json` →
-`AISTACK_*` environment → command-line flags. Claude Code's files sit just below aistack's
-own file of the same scope and are translated first (`settings.claude`). Each layer is
-validated on its own first, so an error names the file (and line, for malformed JSON) and
-the key that is wrong.
+`AISTACK_*` environment → `--settings` → command-line flags. Claude Code's files sit just
+below aistack's own file of the same scope and are translated first (`settings.claude`).
+Each layer is validated on its own first, so an error names the file (and line, for
+malformed JSON) and the key that is wrong.
 """
 
 from __future__ import annotations
@@ -165,8 +165,14 @@ def load_settings(
     project_root: Path,
     env: Mapping[str, str] | None = None,
     flags: dict[str, Any] | None = None,
+    settings_arg: str | None = None,
+    cwd: Path | None = None,
 ) -> LoadedSettings:
-    """Read, validate and merge every layer; raises ConfigError on the first bad one."""
+    """Read, validate and merge every layer; raises ConfigError on the first bad one.
+
+    `settings_arg` is `--settings` (a Claude Code settings file, relative to `cwd`, or
+    its JSON text): the layer just below the other command-line flags.
+    """
     env = os.environ if env is None else env
     layers: list[Layer] = []
     for source_path, claude in settings_files(home, project_root, env):
@@ -185,10 +191,40 @@ def load_settings(
     if env_data:
         _validate(env_data, "environment")
         layers.append(Layer("environment (AISTACK_*)", env_data))
+    if settings_arg is not None:
+        layers.append(settings_flag_layer(settings_arg, cwd or project_root))
     if flags:
         _validate(flags, "command line")
         layers.append(Layer("command line", flags))
     return settings_from_layers(layers)
+
+
+def settings_flag_layer(value: str, cwd: Path) -> Layer:
+    """`--settings FILE-OR-JSON` as a layer, read with Claude Code's meaning.
+
+    It is Claude Code's flag, so its content is Claude Code's settings shape (translated
+    like `.claude/settings.json`); the user typed it, so it needs no project trust.
+    """
+    text = value.strip()
+    if text.startswith("{"):
+        source, path = "--settings", None
+        try:
+            raw: Any = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"--settings: malformed JSON at column {e.colno}: {e.msg}") from e
+        if not isinstance(raw, dict):
+            raise ConfigError("--settings: settings must be a JSON object")
+        data: dict[str, Any] = raw  # pyright: ignore[reportUnknownVariableType]
+    else:
+        path = (cwd / text).expanduser()
+        source = f"--settings {path}"
+        found = read_json_layer(path)
+        if found is None:
+            raise ConfigError(f"--settings: no settings file {path}")
+        data = found
+    translated = translate_settings(data)
+    _validate(translated.data, source)
+    return Layer(source, translated.data, None, True, translated.ignored)
 
 
 def settings_from_layers(layers: list[Layer]) -> LoadedSettings:
