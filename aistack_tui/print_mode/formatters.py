@@ -14,6 +14,7 @@ from typing import Any, Literal, Protocol, TextIO
 from aistack_tui.agent import events as ev
 from aistack_tui.llm.types import Message
 from aistack_tui.permissions.types import PermissionDenial
+from aistack_tui.print_mode.partial import PartialMessages, stream_event_line
 
 OutputFormat = Literal["text", "json", "stream-json"]
 OUTPUT_FORMATS: tuple[OutputFormat, ...] = ("text", "json", "stream-json")
@@ -131,11 +132,13 @@ class JsonFormatter(TextFormatter):
 
 
 class StreamJsonFormatter:
-    """One JSON object per line, flushed as it happens."""
+    """One JSON object per line, flushed as it happens; with `partial`
+    (`--include-partial-messages`) also the `stream_event` lines of each answer."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, partial: bool = False) -> None:
         self.out = out
         self.session_id = ""
+        self.partial = PartialMessages() if partial else None
 
     def _emit(self, obj: dict[str, Any]) -> None:
         self.out.write(json.dumps(obj) + "\n")
@@ -146,6 +149,9 @@ class StreamJsonFormatter:
         self._emit(init_object(info))
 
     def event(self, event: ev.AgentEvent) -> None:
+        if self.partial is not None:
+            for payload in self.partial.feed(event):
+                self._emit(stream_event_line(payload, self.session_id))
         if isinstance(event, ev.MessageAdded):
             message = event.message
             # The user's own prompt is not echoed: Claude Code prints assistant messages
@@ -157,9 +163,9 @@ class StreamJsonFormatter:
         self._emit(result)
 
 
-def make_formatter(kind: OutputFormat, out: TextIO) -> Formatter:
+def make_formatter(kind: OutputFormat, out: TextIO, *, partial: bool = False) -> Formatter:
     if kind == "json":
         return JsonFormatter(out)
     if kind == "stream-json":
-        return StreamJsonFormatter(out)
+        return StreamJsonFormatter(out, partial)
     return TextFormatter(out)
