@@ -1,9 +1,17 @@
-"""Context windows, output limits and prices of the common models.
+"""Context windows, output limits and prices of models.
 
 Compaction needs the context window, the request needs max output tokens, and the cost
-line needs prices. Built-in entries cover the current models of each provider; settings
-(`models: {"PROVIDER/MODEL": {...}}`) add or override entries, and anything unknown gets
-conservative defaults so budgeting stays safe and cost shows as unknown, not as zero.
+line needs prices. Each value comes from the best source that knows it, in this order:
+
+1. settings (`models: {"PROVIDER/MODEL": {...}}`), which always win;
+2. the provider's models endpoint, cached under `$AISTACK_HOME` (`llm/models_cache.py`):
+   context window and max output where the provider says them (Anthropic, Gemini);
+3. genai-prices (`llm/prices.py`): prices and long-context price tiers;
+4. the built-in table below, the offline fallback: limits of the models it names;
+5. genai-prices' context window for models the table does not name;
+6. family defaults, then conservative defaults, so budgeting stays safe and cost shows
+   as unknown, not as zero.
+
 Prices are USD per million tokens, as the providers list them.
 """
 
@@ -12,8 +20,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
 
+from aistack_tui.llm.prices import PriceTier, lookup_price
 from aistack_tui.llm.types import Usage
 
 
@@ -25,6 +35,8 @@ class ModelInfo:
     output_price: float | None = None
     cache_read_price: float | None = None
     cache_write_price: float | None = None
+    price_tiers: tuple[PriceTier, ...] = ()
+    """Prices for requests whose input exceeds a threshold (long-context pricing)."""
 
 
 DEFAULT_INFO = ModelInfo(context_window=32_000, max_output_tokens=4096)
@@ -44,6 +56,8 @@ def _priced(
 
 
 _BUILT_IN: dict[str, dict[str, ModelInfo]] = {
+    # The offline fallback: max output for models no endpoint has described yet, and
+    # prices for any model genai-prices does not know. Not kept current by hand.
     "anthropic": {
         "claude-opus-4-6": _claude(200_000, 128_000, 5.0, 25.0),
         "claude-opus-4-5": _claude(200_000, 64_000, 5.0, 25.0),
@@ -100,6 +114,7 @@ _FAMILIES = (
     ("claude-", ModelInfo(200_000, 32_000)),
     ("gemini-", ModelInfo(1_048_576, 8_192)),
     ("gpt-5", ModelInfo(400_000, 128_000)),
+    ("gpt-6", ModelInfo(400_000, 128_000)),
 )
 """Limits for newer models of a known family; prices stay unknown rather than guessed."""
 
@@ -117,40 +132,66 @@ def _find(table: Mapping[str, ModelInfo], model: str) -> ModelInfo | None:
     return table[max(matches, key=len)] if matches else None
 
 
-def _built_in(provider: str, model: str) -> ModelInfo | None:
+def _built_in(provider: str, model: str) -> tuple[ModelInfo | None, bool]:
+    """The built-in entry for the model, and whether it is the model's own entry (True)
+    or only its family's defaults (False)."""
     provider = _PROVIDER_TABLE.get(provider, provider)
     name = model.lower().removeprefix("models/")
     if provider in _BUILT_IN:
         found = _find(_BUILT_IN[provider], name)
         if found is not None:
-            return found
+            return found, True
     last = name.rsplit("/", 1)[-1]
     if provider in _SEARCH_ALL:
         for table in _BUILT_IN.values():
             # OpenRouter writes versions with dots: anthropic/claude-sonnet-4.5
             found = _find(table, last) or _find(table, last.replace(".", "-"))
             if found is not None:
-                return found
+                return found, True
     if provider in _BUILT_IN or provider in _SEARCH_ALL:
         for prefix, info in _FAMILIES:
             if last.startswith(prefix):
-                return info
-    return None
+                return info, False
+    return None, False
 
 
-_FIELDS = {f.name for f in fields(ModelInfo)}
+_FIELDS = {f.name for f in fields(ModelInfo)} - {"price_tiers"}
+_PRICE_FIELDS = {"input_price", "output_price", "cache_read_price", "cache_write_price"}
 
 
 def lookup_model(
-    provider: str, model: str, overrides: Mapping[str, Mapping[str, Any]] | None = None
+    provider: str,
+    model: str,
+    overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    *,
+    home: Path | None = None,
 ) -> ModelInfo:
-    """The model's info: the built-in entry (or defaults) with the settings override
-    for `provider/model` merged over it.
+    """The model's info from every source that knows it (see the module docstring),
+    with the settings override for `provider/model` merged over it last. `home` is
+    `$AISTACK_HOME`, where the models-endpoint cache lives; without it the cache is
+    not read.
 
     Raises ValueError naming the settings key when an override has an unknown field or
     a value of the wrong type, since a silently ignored limit would mislead budgeting.
     """
-    info = _built_in(provider, model) or DEFAULT_INFO
+    built_in, own_entry = _built_in(provider, model)
+    info = built_in or DEFAULT_INFO
+    priced = lookup_price(provider, model)
+    if priced is not None:
+        # A model's own built-in window wins over genai-prices': that one is often the
+        # largest a beta header unlocks (Claude's 1M), not what a plain request gets.
+        window = info.context_window if own_entry else priced.context_window
+        info = replace(
+            info,
+            context_window=window or info.context_window,
+            input_price=priced.input_price,
+            output_price=priced.output_price,
+            cache_read_price=priced.cache_read_price,
+            cache_write_price=priced.cache_write_price,
+            price_tiers=priced.tiers,
+        )
+    if home is not None:
+        info = _with_endpoint_limits(info, home, provider, model)
     override = None
     for key in (f"{provider}/{model}", f"{_PROVIDER_TABLE.get(provider, provider)}/{model}"):
         if overrides and key in overrides:
@@ -158,7 +199,23 @@ def lookup_model(
             break
     if not override:
         return info
-    return replace(info, **_validated(override, f"models.{provider}/{model}"))
+    clean = _validated(override, f"models.{provider}/{model}")
+    if _PRICE_FIELDS & set(clean):
+        clean["price_tiers"] = ()  # your own price replaces the provider's tiers too
+    return replace(info, **clean)
+
+
+def _with_endpoint_limits(info: ModelInfo, home: Path, provider: str, model: str) -> ModelInfo:
+    from aistack_tui.llm.models_cache import cached_model
+
+    found = cached_model(home, _PROVIDER_TABLE.get(provider, provider), model)
+    if found is None:
+        return info
+    return replace(
+        info,
+        context_window=found.context_window or info.context_window,
+        max_output_tokens=found.max_output_tokens or info.max_output_tokens,
+    )
 
 
 def _validated(override: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -183,20 +240,36 @@ def _validated(override: Mapping[str, Any], where: str) -> dict[str, Any]:
 
 
 def cost_usd(info: ModelInfo, usage: Usage) -> float | None:
-    """The cost of `usage` in USD, or None when the model's prices are unknown.
+    """The cost of one response's `usage` in USD, or None when the model's prices are
+    unknown.
 
-    Cache prices default to the input price when only that is known.
+    Cache prices default to the input price when only that is known. A long-context
+    tier applies to the whole request once its input (uncached, cache reads and cache
+    writes together) exceeds the tier's threshold, as the providers bill it.
     """
-    if info.input_price is None or info.output_price is None:
-        return None
-    cache_read = info.cache_read_price if info.cache_read_price is not None else info.input_price
-    cache_write = (
-        info.cache_write_price if info.cache_write_price is not None else info.input_price
+    input_price, output_price = info.input_price, info.output_price
+    cache_read, cache_write = info.cache_read_price, info.cache_write_price
+    total_input = (
+        usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
     )
+    for tier in info.price_tiers:
+        if total_input > tier.above_input_tokens:
+            input_price = _or(tier.input_price, input_price)
+            output_price = _or(tier.output_price, output_price)
+            cache_read = _or(tier.cache_read_price, cache_read)
+            cache_write = _or(tier.cache_write_price, cache_write)
+    if input_price is None or output_price is None:
+        return None
+    cache_read = cache_read if cache_read is not None else input_price
+    cache_write = cache_write if cache_write is not None else input_price
     total = (
-        usage.input_tokens * info.input_price
-        + usage.output_tokens * info.output_price
+        usage.input_tokens * input_price
+        + usage.output_tokens * output_price
         + usage.cache_read_input_tokens * cache_read
         + usage.cache_creation_input_tokens * cache_write
     )
     return total / 1_000_000
+
+
+def _or(value: float | None, default: float | None) -> float | None:
+    return value if value is not None else default

@@ -1,5 +1,5 @@
-"""Model limits and prices come from the built-in table, settings override them, and
-unknown models get conservative defaults with cost unknown."""
+"""Model limits come from the built-in table, prices from genai-prices, settings override
+both, and unknown models get conservative defaults with cost unknown."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from aistack_tui.llm.types import Usage
         ("google", "gemini-2.5-pro", 1_048_576, 1.25),
         ("gemini", "gemini-2.5-flash", 1_048_576, 0.30),
         ("google", "gemini-2.0-flash", 1_048_576, 0.10),
-        ("deepseek", "deepseek-chat", 128_000, 0.28),
+        ("deepseek", "deepseek-chat", 128_000, 0.27),  # genai-prices: peak-hour price
         ("openrouter", "anthropic/claude-sonnet-4.5", 200_000, 3.0),
     ],
 )
@@ -90,10 +90,28 @@ def test_invalid_override_names_the_setting(override: dict, message: str) -> Non
 
 def test_cost_counts_input_output_and_cache_at_their_prices() -> None:
     info = lookup_model("anthropic", "claude-sonnet-4-5")
-    usage = Usage(input_tokens=1_000_000, output_tokens=100_000,
-                  cache_read_input_tokens=2_000_000, cache_creation_input_tokens=400_000)
-    # 3.00 + 1.50 + 0.60 (2M at 0.30) + 1.50 (0.4M at 3.75)
-    assert cost_usd(info, usage) == pytest.approx(6.60)
+    usage = Usage(input_tokens=100_000, output_tokens=10_000,
+                  cache_read_input_tokens=60_000, cache_creation_input_tokens=20_000)
+    # 0.30 (100k at 3.00) + 0.15 (10k at 15.00) + 0.018 (60k at 0.30) + 0.075 (20k at 3.75)
+    assert cost_usd(info, usage) == pytest.approx(0.543)
+
+
+def test_long_context_tier_prices_the_whole_request() -> None:
+    info = lookup_model("anthropic", "claude-sonnet-4-5")
+    assert [t.above_input_tokens for t in info.price_tiers] == [200_000]
+    # 150k uncached + 60k cache reads = 210k input: every token at the tier's price.
+    usage = Usage(input_tokens=150_000, output_tokens=10_000, cache_read_input_tokens=60_000)
+    # 0.90 (150k at 6.00) + 0.225 (10k at 22.50) + 0.036 (60k at 0.60)
+    assert cost_usd(info, usage) == pytest.approx(1.161)
+    below = Usage(input_tokens=150_000, output_tokens=10_000)
+    assert cost_usd(info, below) == pytest.approx(0.45 + 0.15)
+
+
+def test_a_price_override_replaces_the_tiers_too() -> None:
+    info = lookup_model("anthropic", "claude-sonnet-4-5",
+                        {"anthropic/claude-sonnet-4-5": {"input_price": 1, "output_price": 2}})
+    assert info.price_tiers == ()
+    assert cost_usd(info, Usage(input_tokens=1_000_000)) == pytest.approx(1.0)
 
 
 def test_cost_of_cache_defaults_to_input_price() -> None:
