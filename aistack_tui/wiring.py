@@ -99,7 +99,9 @@ class Extensions:
 def register_mcp_tools(mcp: McpManager, tools: ToolRegistry, context_window: int) -> None:
     for name in [n for n in tools.names() if n.startswith("mcp__") or n == "McpToolSearch"]:
         tools.unregister(name)
-    for tool in mcp.tools(context_window):
+    from aistack_tui.mcp.tools import build_tools
+
+    for tool in build_tools(mcp, context_window):
         tools.register(tool)
 
 

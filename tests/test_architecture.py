@@ -29,3 +29,99 @@ def test_version_imports_no_sdk() -> None:
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
     assert "aistack " in proc.stdout
     assert proc.stdout.strip().splitlines()[-1] == "HEAVY=", proc.stdout
+
+
+def _graph():  # the import graph of the package, TYPE_CHECKING imports included
+    import grimp
+
+    return grimp.build_graph("aistack_tui", include_external_packages=False)
+
+
+def test_no_import_cycle_in_the_package() -> None:
+    """Every import points one way: a cycle (even a function-level or TYPE_CHECKING one)
+    means two modules are really one, or a value type sits in the wrong layer."""
+    graph = _graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(start: str) -> None:  # Tarjan's algorithm, iteratively
+        work = [(start, iter(sorted(graph.find_modules_directly_imported_by(start))))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append(
+                        (child, iter(sorted(graph.find_modules_directly_imported_by(child))))
+                    )
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    cycles.append(sorted(component))
+
+    for module in sorted(graph.modules):
+        if module not in index:
+            visit(module)
+    assert cycles == [], f"import cycles: {cycles}"
+
+
+FRONT_ENDS = ("aistack_tui.tui", "aistack_tui.print_mode", "aistack_tui.linemode")
+CORE_PACKAGES = ("aistack_tui.agent", "aistack_tui.permissions", "aistack_tui.tools")
+VALUE_MODULES = {
+    "aistack_tui.agent.events",  # the event union front ends consume
+    "aistack_tui.agent.ports",  # ApprovalRequest / ApprovalDecision and the approver port
+    "aistack_tui.permissions.types",  # PermissionMode, PermissionDenial, Decision
+    "aistack_tui.tools.diffs",  # structured diffs shown in approvals and cards
+}
+
+
+def core_reaches(graph) -> list[str]:
+    """Imports from a front end into the core that are not event or value types."""
+    reaches: list[str] = []
+    for front_end in FRONT_ENDS:
+        if front_end not in graph.modules:
+            continue
+        for module in sorted({front_end, *graph.find_descendants(front_end)}):
+            for imported in sorted(graph.find_modules_directly_imported_by(module)):
+                if imported.startswith(CORE_PACKAGES) and imported not in VALUE_MODULES:
+                    reaches.append(f"{module} -> {imported}")
+    return reaches
+
+
+def test_front_ends_use_the_session_facade_not_the_core() -> None:
+    """The TUI, print mode and the line mode reach the agent, the permission engine and
+    the tools only through `LiveSession`: from those packages they import event and
+    value types, nothing else."""
+    assert core_reaches(_graph()) == []
+
+
+def test_the_front_end_rule_catches_a_reach_into_the_core() -> None:
+    """The rule is live: one import of the agent's runtime from the TUI breaks it."""
+    graph = _graph()
+    graph.add_import(
+        importer="aistack_tui.tui.bridge", imported="aistack_tui.agent.runtime",
+        line_number=1, line_contents="from aistack_tui.agent.runtime import Agent",
+    )
+    assert core_reaches(graph) == ["aistack_tui.tui.bridge -> aistack_tui.agent.runtime"]

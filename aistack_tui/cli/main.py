@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from aistack_tui import __version__
+from aistack_tui.cli.parser import EXIT_USAGE, CliParser
 
-EXIT_USAGE = 2
 SUBCOMMANDS = (
     "sessions", "doctor", "permissions", "index", "memory", "mcp", "undo", "rewind", "eval",
 )
@@ -22,16 +22,8 @@ OUTPUT_FORMATS = ("text", "json", "stream-json")
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse that exits 2 with one line saying what to fix (no usage dump)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"aistack: {message} (see `aistack --help`)\n")
-        raise SystemExit(EXIT_USAGE)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = CliParser(
         prog="aistack",
         description="An interactive terminal coding agent.",
         epilog=(

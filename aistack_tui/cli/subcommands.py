@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from aistack_tui.cli.main import EXIT_USAGE, _Parser
+from aistack_tui.cli.parser import EXIT_USAGE, CliParser
 
 
 def build_subcommand_parser() -> argparse.ArgumentParser:
@@ -27,7 +27,7 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
         undo,
     )
 
-    parser = _Parser(prog="aistack")
+    parser = CliParser(prog="aistack")
     subparsers = parser.add_subparsers(dest="command", required=True)
     sessions.register(subparsers)
     doctor.register(subparsers)

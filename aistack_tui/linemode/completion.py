@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 
-from aistack_tui.tui.completions import FileIndex, command_at_start, mention_at_end
+from aistack_tui.session.mentions import FileIndex, command_at_start, mention_at_end
 
 CommandList = Callable[[], Sequence[tuple[str, str]]]
 """(name, help) of each slash command, read when completing (commands can be added)."""

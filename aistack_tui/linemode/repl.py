@@ -29,7 +29,7 @@ from aistack_tui.linemode.render import LineRenderer
 from aistack_tui.linemode.terminal import LineIO
 from aistack_tui.llm import types as lt
 from aistack_tui.permissions.types import PERMISSION_MODES
-from aistack_tui.tui.completions import FileIndex, mentioned_paths
+from aistack_tui.session.mentions import FileIndex, mentioned_paths
 
 if TYPE_CHECKING:
     from aistack_tui.session.config import RunConfig

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 StatusName: TypeAlias = Literal["connecting", "connected", "failed", "disabled"]
 
+DEFAULT_MAX_RESULT_CHARS = 200_000
 DEFAULT_CALL_TIMEOUT = 120.0
 """Seconds one tool call may take before the server is declared hung."""
 _MAX_TOOL_PAGES = 100
@@ -384,8 +385,6 @@ class McpManager:
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         max_result_chars: int | None = None,
     ) -> None:
-        from aistack_tui.mcp.tools import DEFAULT_MAX_RESULT_CHARS
-
         self.log_dir = log_dir
         self.max_result_chars = max_result_chars or DEFAULT_MAX_RESULT_CHARS
         self._listeners: list[Callable[[ServerStatus], None]] = []
@@ -394,7 +393,9 @@ class McpManager:
             for name, cfg in configs.items()
         }
         self._starting: set[asyncio.Task[None]] = set()
-        self._tool_cache: dict[tuple[str, str], tuple[RemoteTool, Tool[Any]]] = {}
+        self.tool_cache: dict[tuple[str, str], tuple[RemoteTool, Tool[Any]]] = {}
+        """Adapter tools by (server, tool), kept while the remote tool is unchanged
+        (`mcp.tools.tool_for`)."""
         self.search_tool_loaded: set[str] = set()
         """Full names of tools the model loaded through McpToolSearch (deferred mode)."""
 
@@ -427,27 +428,6 @@ class McpManager:
     def remote_tools(self) -> list[RemoteTool]:
         """Every tool of every server that has listed its tools, in config order."""
         return [t for conn in self._connections.values() for t in conn.tools]
-
-    def tools(self, context_window: int) -> list[Tool[Any]]:
-        """The tools to register: one per server tool, or McpToolSearch when they are many.
-
-        See `aistack_tui.mcp.tools.build_tools` for the 10% budget rule.
-        """
-        from aistack_tui.mcp.tools import build_tools
-
-        return build_tools(self, context_window)
-
-    def tool_for(self, remote: RemoteTool) -> Tool[Any]:
-        """The (cached) adapter Tool of one server tool."""
-        from aistack_tui.mcp.tools import make_tool
-
-        key = (remote.server, remote.name)
-        cached = self._tool_cache.get(key)
-        if cached is not None and cached[0] == remote:
-            return cached[1]
-        tool = make_tool(self, remote)
-        self._tool_cache[key] = (remote, tool)
-        return tool
 
     async def call(
         self, server: str, tool: str, arguments: dict[str, Any]

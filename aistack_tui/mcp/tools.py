@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
 SCHEMA_BUDGET_FRACTION = 0.10
 """MCP tool specs may use this share of the context window before search-and-load."""
-DEFAULT_MAX_RESULT_CHARS = 200_000
 """A server's answer is cut here; the tool runner pages anything over 30 KB on top."""
 MAX_IMAGE_CHARS = 5_000_000
 """Base64 characters of images kept from one result (about 3.7 MB of image)."""
@@ -174,6 +173,17 @@ class McpTool(Tool[McpArgs]):
         return output
 
 
+def tool_for(manager: McpManager, remote: RemoteTool) -> Tool[Any]:
+    """The (cached) adapter tool of one server tool."""
+    key = (remote.server, remote.name)
+    cached = manager.tool_cache.get(key)
+    if cached is not None and cached[0] == remote:
+        return cached[1]
+    tool = make_tool(manager, remote)
+    manager.tool_cache[key] = (remote, tool)
+    return tool
+
+
 def make_tool(manager: McpManager, remote: RemoteTool) -> McpTool:
     cls = type("McpTool_" + _UNSAFE.sub("_", remote.name), (McpTool,),
                {"name": tool_name(remote.server, remote.name)})
@@ -281,7 +291,7 @@ def spec_tokens(spec: ToolSpec) -> int:
 
 def build_tools(manager: McpManager, context_window: int) -> list[Tool[Any]]:
     """Every server tool, or McpToolSearch (plus the tools loaded so far) when over budget."""
-    tools = [manager.tool_for(remote) for remote in manager.remote_tools()]
+    tools = [tool_for(manager, remote) for remote in manager.remote_tools()]
     total = sum(spec_tokens(t.spec()) for t in tools)
     if not tools or total <= context_window * SCHEMA_BUDGET_FRACTION:
         return tools
@@ -341,7 +351,7 @@ class McpToolSearch(CompactSpec, Tool[McpToolSearchArgs]):
         return ToolCallDisplay(summary=f"{SEARCH_TOOL_NAME} {args.query}")
 
     def search(self, query: str, limit: int) -> list[McpTool]:
-        tools = [self.manager.tool_for(r) for r in self.manager.remote_tools()]
+        tools = [tool_for(self.manager, r) for r in self.manager.remote_tools()]
         mcp_tools = [t for t in tools if isinstance(t, McpTool)]
         if query.strip().lower().startswith("select:"):
             wanted = [w.strip() for w in query.split(":", 1)[1].split(",") if w.strip()]

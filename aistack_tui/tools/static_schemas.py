@@ -24,35 +24,15 @@ import json
 import typing
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
-if TYPE_CHECKING:
-    from aistack_tui.tools.base import Tool
+ToolClass = type[Any]
+"""A tool class: anything with an `args_model` pydantic model (typed loosely so this
+module does not import `tools.base`, which imports it)."""
 
 SCHEMAS_FILE = Path(__file__).parent / "schemas.json"
-
-PREGENERATED_TOOLS = (
-    "aistack_tui.tools.read:ReadTool",
-    "aistack_tui.tools.write:WriteTool",
-    "aistack_tui.tools.edit:EditTool",
-    "aistack_tui.tools.edit:MultiEditTool",
-    "aistack_tui.tools.glob:GlobTool",
-    "aistack_tui.tools.grep:GrepTool",
-    "aistack_tui.tools.ls:LSTool",
-    "aistack_tui.tools.bash:BashTool",
-    "aistack_tui.tools.webfetch:WebFetchTool",
-    "aistack_tui.tools.todo:TodoWriteTool",
-    "aistack_tui.tools.skill:SkillTool",
-    "aistack_tui.tools.memory_tools:MemorySearchTool",
-    "aistack_tui.tools.memory_tools:MemoryWriteTool",
-    "aistack_tui.tools.code_search:CodeSearchTool",
-    "aistack_tui.agent.subagents:TaskTool",
-    "aistack_tui.agent.plan_tool:PresentPlanTool",
-)
-"""Every tool of a session except MCP server tools, whose schemas come from the server."""
-
 
 def tool_key(cls: type[Any]) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
@@ -87,7 +67,7 @@ def _describe_model(model: type[BaseModel], seen: set[type[BaseModel]], out: lis
             _describe_model(nested, seen, out)
 
 
-def fingerprint(cls: type[Tool[Any]]) -> str:
+def fingerprint(cls: ToolClass) -> str:
     """What the generated schema depends on, hashed (cheap: no schema is built)."""
     parts = [" ".join(tool_key(base) for base in cls.__mro__)]
     _describe_model(cls.args_model, set(), parts)
@@ -103,37 +83,10 @@ def _load() -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def pregenerated(cls: type[Tool[Any]]) -> dict[str, Any] | None:
+def pregenerated(cls: ToolClass) -> dict[str, Any] | None:
     """The stored schema of `cls`, or None when there is none or it is out of date."""
     entry = _load().get(tool_key(cls))
     if not isinstance(entry, dict) or entry.get("fingerprint") != fingerprint(cls):
         return None
     schema = entry.get("schema")
     return schema if isinstance(schema, dict) else None
-
-
-def tool_classes() -> list[type[Tool[Any]]]:
-    import importlib
-
-    classes = []
-    for path in PREGENERATED_TOOLS:
-        module, _, name = path.partition(":")
-        classes.append(getattr(importlib.import_module(module), name))
-    return classes
-
-
-def generate() -> dict[str, Any]:
-    """The file's content, freshly generated from the args models."""
-    return {
-        tool_key(cls): {"fingerprint": fingerprint(cls), "schema": cls.generate_input_schema()}
-        for cls in tool_classes()
-    }
-
-
-def main() -> None:
-    SCHEMAS_FILE.write_text(json.dumps(generate(), indent=1) + "\n")
-    print(f"wrote {SCHEMAS_FILE}")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

@@ -28,13 +28,13 @@ from aistack_tui.llm import types as lt
 from aistack_tui.permissions.types import PERMISSION_MODES
 from aistack_tui.session.config import NoProviderError, RunConfig, save_credential
 from aistack_tui.session.live import LiveSession
+from aistack_tui.session.mentions import FileIndex, mentioned_paths
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.settings.trust import TrustItem
 from aistack_tui.tui import slash
-from aistack_tui.tui.commands import all_commands
 from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.bridge import TurnBridge
-from aistack_tui.tui.completions import FileIndex, mentioned_paths
+from aistack_tui.tui.commands import all_commands
 from aistack_tui.tui.renderer import EventRenderer, Level, history_entries
 from aistack_tui.tui.screens.main import MainScreen
 from aistack_tui.tui.screens.model_picker import ModelPickerScreen

@@ -17,7 +17,7 @@ from textual.app import App
 
 if TYPE_CHECKING:
     from aistack_tui.session.live import LiveSession
-    from aistack_tui.tui.completions import FileIndex
+    from aistack_tui.session.mentions import FileIndex
     from aistack_tui.tui.renderer import Level
     from aistack_tui.tui.widgets.conversation import Conversation
     from aistack_tui.tui.widgets.prompt_input import PromptInput

@@ -17,7 +17,7 @@ from aistack_tui.linemode.commands import COMMANDS
 from aistack_tui.linemode.completion import LineCompleter
 from aistack_tui.linemode.prompt import JsonLinesHistory, make_prompt_session
 from aistack_tui.linemode.terminal import LineIO
-from aistack_tui.tui.completions import FileIndex
+from aistack_tui.session.mentions import FileIndex
 
 
 async def until(condition: Callable[[], bool]) -> None:

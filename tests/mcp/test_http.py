@@ -11,7 +11,12 @@ import pytest
 from aistack_tui.cli.commands import mcp as mcp_command
 from aistack_tui.mcp.config import load_mcp_config
 from aistack_tui.mcp.manager import McpManager
-from aistack_tui.mcp.tools import SEARCH_TOOL_NAME, TOOL_REGISTRY_SERVICE, McpToolSearch
+from aistack_tui.mcp.tools import (
+    SEARCH_TOOL_NAME,
+    TOOL_REGISTRY_SERVICE,
+    McpToolSearch,
+    build_tools,
+)
 from aistack_tui.tools.base import ToolContext, ToolError, ToolRegistry
 
 from .conftest import free_port
@@ -42,7 +47,7 @@ async def test_network_transports_call_tools(
         await manager.wait_ready(30)
         [status] = manager.statuses()
         assert (status.status, status.transport, status.tool_count) == ("connected", transport, 9)
-        registry = ToolRegistry(manager.tools(context_window=200_000))
+        registry = ToolRegistry(build_tools(manager, context_window=200_000))
         echo = registry.get("mcp__net__echo")
         assert echo is not None
         out = await echo.run(echo.parse_args({"text": transport}), ctx)
@@ -61,7 +66,7 @@ async def test_unreachable_http_server_fails_without_raising(aistack_home: Path)
         [status] = manager.statuses()
         assert status.status == "failed"
         assert "ConnectError" in (status.error or "")
-        assert manager.tools(context_window=200_000) == []
+        assert build_tools(manager, context_window=200_000) == []
         with pytest.raises(Exception, match="MCP server 'down' is unavailable: ConnectError"):
             await manager.call("down", "echo", {"text": "x"})
     finally:
@@ -75,8 +80,8 @@ async def test_schemas_over_ten_percent_of_the_window_become_a_search_tool(
     try:
         await manager.start()
         await manager.wait_ready(30)
-        assert len(manager.tools(context_window=200_000)) == 9  # well under 10%
-        deferred = manager.tools(context_window=4_000)  # 9 schemas > 400 tokens
+        assert len(build_tools(manager, context_window=200_000)) == 9  # well under 10%
+        deferred = build_tools(manager, context_window=4_000)  # 9 schemas > 400 tokens
         assert [t.name for t in deferred] == [SEARCH_TOOL_NAME]
         search = deferred[0]
         assert isinstance(search, McpToolSearch)
@@ -99,7 +104,7 @@ async def test_schemas_over_ten_percent_of_the_window_become_a_search_tool(
         none = await search.run(search.parse_args({"query": "kubernetes"}), ctx)
         assert "No MCP tool matches 'kubernetes'" in str(none.content)
         # Rebuilt later (a new session, a reconnect): loaded tools stay registered.
-        names = [t.name for t in manager.tools(context_window=4_000)]
+        names = [t.name for t in build_tools(manager, context_window=4_000)]
         assert names == [SEARCH_TOOL_NAME, "mcp__net__echo", "mcp__net__add", "mcp__net__env"]
         with pytest.raises(ToolError, match="query"):
             search.parse_args({})

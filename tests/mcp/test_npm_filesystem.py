@@ -14,6 +14,7 @@ import pytest
 
 from aistack_tui.mcp.config import load_mcp_config
 from aistack_tui.mcp.manager import McpManager
+from aistack_tui.mcp.tools import build_tools
 from aistack_tui.tools.base import ToolContext, ToolError, ToolRegistry
 
 PACKAGE = "@modelcontextprotocol/server-filesystem"
@@ -61,7 +62,7 @@ async def test_published_filesystem_server_over_stdio(
         await manager.wait_ready(90)
         [status] = manager.statuses()
         assert status.status == "connected", status.error
-        registry = ToolRegistry(manager.tools(context_window=200_000))
+        registry = ToolRegistry(build_tools(manager, context_window=200_000))
         assert {"mcp__fs__list_directory", "mcp__fs__write_file"} <= set(registry.names())
 
         listing = registry.get("mcp__fs__list_directory")

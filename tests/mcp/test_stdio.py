@@ -10,6 +10,7 @@ import pytest
 from aistack_tui.llm.types import ImageBlock, TextBlock
 from aistack_tui.mcp.config import load_mcp_config
 from aistack_tui.mcp.manager import McpManager
+from aistack_tui.mcp.tools import build_tools
 from aistack_tui.tools.base import ToolContext, ToolError, ToolOutput, ToolRegistry
 
 from .conftest import stdio_entry
@@ -53,7 +54,7 @@ async def test_stdio_server_tools_and_every_kind_of_result(
         [status] = manager.statuses()
         assert (status.name, status.status, status.error) == ("fake", "connected", None)
         assert status.tool_count == 9
-        registry = ToolRegistry(manager.tools(context_window=200_000))
+        registry = ToolRegistry(build_tools(manager, context_window=200_000))
         assert "mcp__fake__echo" in registry
         spec = registry.get("mcp__fake__add").spec()  # type: ignore[union-attr]
         assert spec.input_schema["required"] == ["a", "b"]
@@ -128,8 +129,8 @@ async def test_crash_and_hang_give_tool_errors_and_the_manager_goes_on(
         assert silent.status == "failed"
         assert "did not finish starting within 1 s" in (silent.error or "")
         assert "answering nothing" in (silent.error or "")  # its last stderr line
-        assert hung.tools(context_window=200_000) == []
-        registry = ToolRegistry(manager.tools(context_window=200_000))
+        assert build_tools(hung, context_window=200_000) == []
+        registry = ToolRegistry(build_tools(manager, context_window=200_000))
         assert {n.split("__")[1] for n in registry.names()} == {"fake"}
 
         # A crash mid-call: a clear tool error naming what the server said last.

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from aistack_tui.permissions.diff import unified_diff
-from aistack_tui.tui.completions import (
+from aistack_tui.session.mentions import (
     FileIndex,
     command_at_start,
     mention_at_end,

@@ -10,7 +10,7 @@ Home/End) for itself: the pages always scroll, Home/End only while the prompt is
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol, cast
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -20,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import Input, OptionList, TextArea
 from textual.widgets.option_list import Option
 
-from aistack_tui.tui.completions import Completion, command_at_start, mention_at_end
+from aistack_tui.session.mentions import Completion, command_at_start, mention_at_end
 from aistack_tui.tui.screens.history_search import HistorySearchScreen
 from aistack_tui.tui.widgets.conversation import Conversation
 from aistack_tui.tui.widgets.prompt_input import PromptHistory, PromptInput
@@ -28,7 +28,22 @@ from aistack_tui.tui.widgets.status_bar import StatusBar
 from aistack_tui.tui.widgets.todo_panel import TodoPanel
 
 if TYPE_CHECKING:
-    from aistack_tui.tui.app import AistackApp
+    from aistack_tui.session.mentions import FileIndex
+    from aistack_tui.tui.slash import SlashRegistry
+
+
+class PromptOwner(Protocol):
+    """What this screen asks of the app: where input goes, and what completes it.
+
+    A protocol, so the screen does not import the app that builds it."""
+
+    @property
+    def commands(self) -> SlashRegistry: ...
+    @property
+    def file_index(self) -> FileIndex: ...
+
+    async def handle_input(self, text: str) -> None: ...
+    def interrupt(self) -> None: ...
 
 
 class MainScreen(Screen[None]):
@@ -49,11 +64,8 @@ class MainScreen(Screen[None]):
         self._completion_token = ""
 
     @property
-    def aistack(self) -> AistackApp:
-        from aistack_tui.tui.app import AistackApp
-
-        assert isinstance(self.app, AistackApp)
-        return self.app
+    def aistack(self) -> PromptOwner:
+        return cast("PromptOwner", self.app)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="body"):

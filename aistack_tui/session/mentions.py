@@ -1,4 +1,4 @@
-"""Completion sources for the prompt: `/commands` and `@path` mentions.
+"""Completion sources for every front end's prompt: `/commands` and `@path` mentions.
 
 Pure functions and one small file index, so they are tested without a terminal. The file
 index walks the project once (lazily, capped) and skips what `.gitignore` ignores, using
