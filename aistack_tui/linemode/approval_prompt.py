@@ -86,8 +86,9 @@ def request_view(request: ApprovalRequest) -> RenderableType:
     command = request.tool_input.get("command")
     if isinstance(diff, str) and diff:
         added, removed = diff_stat(diff)
-        path = request.tool_input.get("file_path", "")
-        parts.append(Text(f"  {path}  +{added} -{removed}", style="bold"))
+        if f"+{added} -{removed}" not in title.plain:
+            path = request.tool_input.get("file_path", "")
+            parts.append(Text(f"  {path}  +{added} -{removed}", style="bold"))
         parts.append(render_diff(diff, APPROVAL_DIFF_LINES))
     elif isinstance(command, str):
         parts.append(Syntax(command, "bash", theme="ansi_dark", word_wrap=True,

@@ -30,7 +30,7 @@ from rich.spinner import Spinner
 from rich.text import Text
 
 from aistack_tui.agent import events as ev
-from aistack_tui.linemode.diff import diff_stat, render_diff
+from aistack_tui.linemode.diff import render_diff
 from aistack_tui.linemode.markdown_stream import MarkdownBlocks
 from aistack_tui.llm import types as lt
 
@@ -284,12 +284,12 @@ class LineRenderer:
             line.append(" " + rest)
         self._print(line)
 
-    def _end_line(self, tool_id: str, status: Text) -> None:
+    def _end_line(self, tool_id: str, status: Text, summary: str = "") -> None:
         """A call's end line: short under its own header, with the summary elsewhere."""
         card = self._state.cards.get(tool_id)
         line = Text("  ")
         if card is not None and self._state.last_header != tool_id:
-            line.append(card.summary + " ", style="bold")
+            line.append((summary or card.summary) + " ", style="bold")
         line.append_text(status)
         self._print(line)
 
@@ -321,11 +321,8 @@ class LineRenderer:
             extra = summary[len(card.summary) :].strip()
         if extra and (card is None or self._state.last_header == tool_id):
             status.append(extra + " ")
-        if isinstance(diff, str) and diff and card is not None and card.name in EDIT_TOOLS:
-            added, removed = diff_stat(diff)
-            status.append(f"+{added} -{removed} ", style="bold")
         status.append(took, style="dim")
-        self._end_line(tool_id, status)
+        self._end_line(tool_id, status, summary)
         if (
             isinstance(diff, str) and diff and card is not None
             and card.name in EDIT_TOOLS and not card.asked
