@@ -17,6 +17,7 @@ from aistack_tui.cli.parser import EXIT_USAGE, CliParser
 
 SUBCOMMANDS = (
     "sessions", "doctor", "permissions", "index", "memory", "mcp", "undo", "rewind", "eval",
+    "models",
 )
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")

@@ -22,6 +22,7 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
         index,
         mcp,
         memory,
+        models,
         permissions,
         sessions,
         undo,
@@ -37,6 +38,7 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
     mcp.register(subparsers)
     undo.register(subparsers)
     eval.register(subparsers)
+    models.register(subparsers)
     return parser
 
 
@@ -93,5 +95,9 @@ def run_subcommand(argv: Sequence[str]) -> int:
         from aistack_tui.cli.commands import eval as eval_command
 
         return asyncio.run(eval_command.run(args, config))
+    if command == "models":
+        from aistack_tui.cli.commands import models
+
+        return models.run(args, config)
     sys.stderr.write(f"aistack: unknown command {command}\n")
     return EXIT_USAGE
