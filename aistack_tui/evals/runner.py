@@ -101,13 +101,11 @@ async def run_task(task: EvalTask, base: RunConfig, model: str, parent: Path) ->
     try:
         async with asyncio.timeout(task.timeout):
             async for event in session.run(task.prompt):
-                match event:
-                    case ev.TurnEnded() as ended:
-                        end = ended
-                    case ev.ErrorOccurred(message=message):
-                        errors.append(message)
-                    case _:
-                        pass
+                # Two kinds matter here; a dispatch over every kind would be a `match`.
+                if isinstance(event, ev.TurnEnded):
+                    end = event
+                elif isinstance(event, ev.ErrorOccurred):
+                    errors.append(event.message)
     except TimeoutError:
         reason = "timeout"
     finally:

@@ -95,13 +95,10 @@ async def _run(
         async for event in session.run(prompt):
             formatter.event(event)
             report(event, config, err)
-            match event:
-                case ev.ErrorOccurred(message=message):
-                    error = message
-                case ev.TurnEnded() as ended:
-                    end = ended
-                case _:
-                    pass
+            if isinstance(event, ev.ErrorOccurred):
+                error = event.message
+            elif isinstance(event, ev.TurnEnded):
+                end = event
     except (KeyboardInterrupt, asyncio.CancelledError):
         err.write("aistack: interrupted\n")
         await session.close()

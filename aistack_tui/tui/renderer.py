@@ -9,7 +9,7 @@ to its one card.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, assert_never
 
 from aistack_tui.agent import events as ev
 from aistack_tui.llm import types as lt
@@ -156,6 +156,8 @@ class EventRenderer:
                 await self._subagent(tool_id, description, child)
             case ev.TurnEnded(reason=reason):
                 await self.end_run(reason)
+            case _:
+                assert_never(event)
 
     async def end_run(self, reason: str) -> None:
         """Settle the UI after a run: freeze the answer, clear the busy state."""
@@ -202,8 +204,13 @@ class EventRenderer:
                 ended = "done" if reason == "completed" else reason.replace("_", " ")
                 if not (card.child_end and reason == "error"):
                     card.child_end = f"{ended} after {turns} turn{'s' if turns != 1 else ''}"
+            case (
+                ev.TextDelta() | ev.ThinkingDelta() | ev.StreamReset() | ev.MessageAdded()
+                | ev.UsageUpdated() | ev.SubagentEvent()
+            ):
+                return  # the card shows calls and their ends, not the child's text
             case _:
-                return
+                assert_never(event)
         self.conversation.sync(card)
 
     # --- helpers ----------------------------------------------------------------------------
