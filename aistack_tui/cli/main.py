@@ -13,6 +13,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from aistack_tui import __version__
+from aistack_tui.cli.headless import (
+    add_headless_flags,
+    headless_problem,
+    permission_mode,
+    run_stream_input,
+)
 from aistack_tui.cli.parser import EXIT_USAGE, CliParser
 
 SUBCOMMANDS = (
@@ -64,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "allowed-tools) for this run without asking; see docs/permissions.md")
     p.add_argument("--no-memory", action="store_true", help="do not inject long-term memory")
     p.add_argument("--no-knowledge", action="store_true", help="do not inject code knowledge")
+    add_headless_flags(p)
     p.add_argument("--verbose", action="store_true", help="more diagnostics on stderr")
     p.add_argument("--version", action="version", version=f"aistack {__version__}")
     return p
@@ -100,13 +107,17 @@ def _start(args: argparse.Namespace) -> int:
 
     if args.max_turns is not None and args.max_turns < 1:
         return _usage("--max-turns must be at least 1")
+    if (problem := headless_problem(args)) is not None:
+        return _usage(problem)
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
-    print_mode = args.print_mode or not interactive
+    print_mode = args.print_mode or not interactive or args.input_format == "stream-json"
     prompt = " ".join(args.prompt).strip()
     try:
         config = make_run_config(
             model=args.model,
-            permission_mode=args.permission_mode,
+            permission_mode=permission_mode(args),
+            settings_arg=args.settings,
+            add_dirs=args.add_dir,
             max_turns=args.max_turns,
             system_prompt=args.system_prompt,
             append_system_prompt=args.append_system_prompt,
@@ -131,6 +142,8 @@ def _start(args: argparse.Namespace) -> int:
             return run_tui(config, prompt or None)
         if args.resume == "":
             return _usage("-r/--resume needs a session id in print mode")
+        if args.input_format == "stream-json":
+            return run_stream_input(config, args)
         if not sys.stdin.isatty():
             piped = sys.stdin.read()
             if piped.strip():
@@ -141,7 +154,9 @@ def _start(args: argparse.Namespace) -> int:
 
         from aistack_tui.print_mode.runner import run_print
 
-        return asyncio.run(run_print(config, prompt, args.output_format))
+        return asyncio.run(
+            run_print(config, prompt, args.output_format, partial=args.include_partial_messages)
+        )
     except NoProviderError as e:
         return _usage(str(e))
     except ConfigError as e:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any, Literal
+from typing import Any, Literal, assert_never
 
 from aistack_tui.agent import events as ev
 from aistack_tui.llm.types import Message, ToolUseBlock
@@ -34,19 +34,30 @@ class PartialMessages:
             case ev.TurnStarted(model=model):
                 self._model = model
                 return []
-            case ev.TextDelta(text=text) if text:
-                return [*self._start_block("text"), _delta(self._index, "text_delta", text)]
-            case ev.ThinkingDelta(text=text) if text:
-                return [*self._start_block("thinking"),
-                        _delta(self._index, "thinking_delta", text)]
+            case ev.TextDelta(text=text):
+                return self._grow("text", text)
+            case ev.ThinkingDelta(text=text):
+                return self._grow("thinking", text)
             case ev.StreamReset():
                 # The partial answer is dropped and the request sent again: end what was
                 # streamed so a client starts the retried message afresh.
                 return self._stop()
-            case ev.MessageAdded(message=message) if message.role == "assistant":
-                return self._finish(message)
+            case ev.MessageAdded(message=message):
+                return self._finish(message) if message.role == "assistant" else []
+            case (
+                ev.ToolCallRequested() | ev.PermissionAsked() | ev.PermissionDecided()
+                | ev.ToolStarted() | ev.ToolFinished() | ev.UsageUpdated() | ev.Notice()
+                | ev.ErrorOccurred() | ev.SubagentEvent() | ev.TurnEnded()
+            ):
+                return []  # a subagent's answer is its own; it reaches the parent whole
             case _:
-                return []
+                assert_never(event)
+
+    def _grow(self, kind: BlockKind, text: str) -> list[dict[str, Any]]:
+        if not text:
+            return []
+        delta = "text_delta" if kind == "text" else "thinking_delta"
+        return [*self._start_block(kind), _delta(self._index, delta, text)]
 
     def _begin(self) -> list[dict[str, Any]]:
         if self._open:

@@ -17,7 +17,13 @@ from typing import TYPE_CHECKING, TextIO, assert_never
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.ports import DenyAll
 from aistack_tui.bootstrap import open_session
-from aistack_tui.print_mode.formatters import OutputFormat, RunInfo, make_formatter, result_object
+from aistack_tui.print_mode.formatters import (
+    Formatter,
+    OutputFormat,
+    RunInfo,
+    make_formatter,
+    result_object,
+)
 from aistack_tui.session.config import RunConfig
 
 if TYPE_CHECKING:
@@ -57,18 +63,20 @@ async def run_print(
     *,
     out: TextIO | None = None,
     err: TextIO | None = None,
+    partial: bool = False,
 ) -> int:
-    """Run `prompt` to completion; returns the process exit code (DESIGN.md §3)."""
-    return await _run(config, prompt, output_format, out or sys.stdout, err or sys.stderr)
+    """Run `prompt` to completion; returns the process exit code (DESIGN.md §3).
+
+    `partial` (`--include-partial-messages`): stream-json also carries stream_event lines.
+    """
+    formatter = make_formatter(output_format, out or sys.stdout, partial=partial)
+    return await _run(config, prompt, formatter, err or sys.stderr)
 
 
-async def _run(
-    config: RunConfig, prompt: str, output_format: OutputFormat, out: TextIO, err: TextIO
-) -> int:
+async def _run(config: RunConfig, prompt: str, formatter: Formatter, err: TextIO) -> int:
     session = await open_session(config, DenyAll())
     if session.untrusted:
         err.write(untrusted_notice(session.untrusted) + "\n")
-    formatter = make_formatter(output_format, out)
     # Print mode waits (bounded) for MCP servers so their tools are in the first request.
     await session.wait_for_mcp(config.loaded.settings.mcp_connect_timeout)
     for status in session.mcp_statuses():

@@ -69,9 +69,12 @@ def make_run_config(
     env: Mapping[str, str] | None = None,
     model: str | None = None,
     permission_mode: str | None = None,
+    settings_arg: str | None = None,
     **options: Any,
 ) -> RunConfig:
-    """Load the settings layers for `cwd` and combine them with command-line options."""
+    """Load the settings layers for `cwd` and combine them with command-line options.
+
+    `settings_arg` is `--settings` (a Claude Code settings file or its JSON text)."""
     from aistack_tui.storage.paths import aistack_home, find_project_root
 
     env = dict(os.environ if env is None else env)
@@ -83,7 +86,8 @@ def make_run_config(
         flags["model"] = model
     if permission_mode:
         flags["permissions"] = {"defaultMode": permission_mode}
-    loaded = load_settings(home=home, project_root=project_root, env=env, flags=flags)
+    loaded = load_settings(home=home, project_root=project_root, env=env, flags=flags,
+                           settings_arg=settings_arg, cwd=cwd)
     settings = loaded.settings
     config = RunConfig(
         cwd=cwd,
