@@ -177,6 +177,11 @@ class ControlHandler:
         except (ControlError, ConfigError, ValueError) as e:
             self.channel.answer_error(request.request_id, str(e))
             return
+        except Exception as e:  # whatever failed, the client must get an answer
+            # An unanswered request leaves the client waiting for its timeout (a minute in
+            # the SDK); the kind of failure is named so it can be reported.
+            self.channel.answer_error(request.request_id, f"{type(e).__name__}: {e}")
+            return
         self.channel.answer(request.request_id, body)
 
     async def _dispatch(self, request: ControlRequest) -> dict[str, Any]:

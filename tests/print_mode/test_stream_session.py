@@ -121,6 +121,9 @@ async def test_control_requests_change_mode_and_model_and_report_mcp(git_repo: P
         wire.control("r4", "set_model", model="claude-haiku-4-5")
         assert (await wire.response("r4"))["response"] == {
             "model": "anthropic/claude-haiku-4-5"}
+        wire.control("r4b", "set_model", model="openai/gpt-4.1")
+        no_key = await wire.response("r4b")
+        assert no_key["subtype"] == "error" and "OPENAI_API_KEY" in no_key["error"]
         wire.control("r5", "mcp_status")
         assert (await wire.response("r5"))["response"] == {"mcpServers": []}
         wire.control("r6", "rewind_files", user_message_id="x")
