@@ -87,7 +87,8 @@ def test_no_import_cycle_in_the_package() -> None:
     assert cycles == [], f"import cycles: {cycles}"
 
 
-FRONT_ENDS = ("aistack_tui.tui", "aistack_tui.print_mode", "aistack_tui.linemode")
+FRONT_ENDS = ("aistack_tui.tui", "aistack_tui.print_mode", "aistack_tui.linemode",
+              "aistack_tui.channels")
 CORE_PACKAGES = ("aistack_tui.agent", "aistack_tui.permissions", "aistack_tui.tools")
 VALUE_MODULES = {
     "aistack_tui.agent.events",  # the event union front ends consume

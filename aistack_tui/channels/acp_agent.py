@@ -24,19 +24,24 @@ from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
     AudioContentBlock,
+    AuthenticateResponse,
     ClientCapabilities,
+    CloseSessionResponse,
     ContentToolCallContent,
     EmbeddedResourceContentBlock,
     FileEditToolCallContent,
+    ForkSessionResponse,
     ImageContentBlock,
     Implementation,
     InitializeResponse,
+    ListSessionsResponse,
     LoadSessionResponse,
     NewSessionResponse,
     PermissionOption,
     PromptCapabilities,
     PromptResponse,
     ResourceContentBlock,
+    ResumeSessionResponse,
     SessionConfigOptionSelect,
     SessionConfigSelectOption,
     SessionMode,
@@ -160,33 +165,37 @@ class AcpServer:
 
     # --- sessions ------------------------------------------------------------------------
 
-    async def new_session(self, cwd: str, mcp_servers: list[Any] | None = None,
+    async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
+                          mcp_servers: list[Any] | None = None,
                           **kwargs: Any) -> NewSessionResponse:
-        state, session = await self._open(Path(cwd), None)
+        state, session = await self._open(Path(cwd), None, additional_directories)
         return NewSessionResponse(session_id=state.session_id, modes=_modes(session),
                                   config_options=_config_options(session))
 
     async def load_session(self, cwd: str, session_id: str,
                            mcp_servers: list[Any] | None = None,
+                           additional_directories: list[str] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
         old = self._sessions.pop(session_id, None)
         if old is not None:
             await self.link.release(old.key)
-        state, session = await self._open(Path(cwd), session_id)
+        state, session = await self._open(Path(cwd), session_id, additional_directories)
         conn = self._conn()
         for update in replay(tuple(session.messages), state.cwd):
             await conn.session_update(state.session_id, update)
         return LoadSessionResponse(modes=_modes(session),
                                    config_options=_config_options(session))
 
-    async def _open(self, cwd: Path, resume: str | None) -> tuple[_AcpSession, ChannelSession]:
+    async def _open(self, cwd: Path, resume: str | None,
+                    extra_dirs: list[str] | None = None) -> tuple[_AcpSession, ChannelSession]:
         if not cwd.is_absolute():
             raise RequestError.invalid_params({"cwd": "must be an absolute path"})
         self._start_pump()
         key = f"acp-{next(self._keys)}"
         try:
-            session = await self.link.open(
-                key, OpenRequest(cwd=cwd, resume=resume, model=self.model, mode=self.default_mode))
+            session = await self.link.open(key, OpenRequest(
+                cwd=cwd, resume=resume, model=self.model, mode=self.default_mode,
+                additional_directories=tuple(extra_dirs or ())))
         except BusError as e:
             raise RequestError.invalid_request({"details": str(e)}) from e
         except Exception as e:  # a configuration error: say which, keep serving
@@ -196,6 +205,44 @@ class AcpServer:
         state = _AcpSession(session.session_id, key, cwd, UpdateMapper(cwd))
         self._sessions[state.session_id] = state
         return state, session
+
+    async def resume_session(self, session_id: str, cwd: str,
+                             additional_directories: list[str] | None = None,
+                             mcp_servers: list[Any] | None = None,
+                             **kwargs: Any) -> ResumeSessionResponse:
+        """`session/load` without the replay (the editor still shows the conversation)."""
+        old = self._sessions.pop(session_id, None)
+        if old is not None:
+            await self.link.release(old.key)
+        _state, session = await self._open(Path(cwd), session_id, additional_directories)
+        return ResumeSessionResponse(modes=_modes(session),
+                                     config_options=_config_options(session))
+
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        state = self._state(session_id)
+        del self._sessions[session_id]
+        await self.link.release(state.key)
+        return CloseSessionResponse()
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> ListSessionsResponse:
+        raise RequestError.method_not_found("session/list")
+
+    async def fork_session(self, session_id: str, cwd: str,
+                           additional_directories: list[str] | None = None,
+                           mcp_servers: list[Any] | None = None,
+                           **kwargs: Any) -> ForkSessionResponse:
+        raise RequestError.method_not_found("session/fork")
+
+    async def authenticate(self, method_id: str, **kwargs: Any) -> AuthenticateResponse:
+        """Nothing to log in to: provider keys come from the environment or settings."""
+        return AuthenticateResponse()
+
+    async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        raise RequestError.method_not_found(f"_{method}")
+
+    async def ext_notification(self, method: str, params: dict[str, Any]) -> None:
+        return None
 
     def _state(self, session_id: str) -> _AcpSession:
         state = self._sessions.get(session_id)

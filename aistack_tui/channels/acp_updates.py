@@ -10,7 +10,7 @@ about to replace, for its diff), so it is tested without a connection.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, assert_never
 
 from acp.helpers import (
     plan_entry,
@@ -103,7 +103,9 @@ class UpdateMapper:
                 self._inputs[event.tool_use_id] = (event.name, dict(event.input))
                 return [self.start(event.tool_use_id, event.name, event.input,
                                    event.display.summary)]
-            case ev.PermissionDecided(behavior="deny"):
+            case ev.PermissionDecided():
+                if event.behavior != "deny":
+                    return []
                 return [update_tool_call(
                     event.tool_use_id, status="failed",
                     content=[tool_content(text_block(f"Denied: {event.reason}"))])]
@@ -131,8 +133,10 @@ class UpdateMapper:
                 if reason in ("max_turns", "budget", "tool_failures", "stop_hook") and detail:
                     return [update_agent_message_text(f"\n\n({detail})\n")]
                 return []
+            case ev.TurnStarted() | ev.MessageAdded() | ev.PermissionAsked():
+                return []  # the editor learns of asks from the permission request itself
             case _:
-                return []
+                assert_never(event)
 
     def start(self, tool_use_id: str, name: str, tool_input: dict[str, Any],
               summary: str = "", status: Literal["pending", "completed"] = "pending",

@@ -25,12 +25,14 @@ Prompt: TypeAlias = "str | list[ContentBlock]"
 @dataclass(frozen=True, slots=True)
 class OpenRequest:
     """How a channel wants a session opened: where, and optionally which stored session to
-    resume, which model and which permission mode."""
+    resume, which model and which permission mode, and more directories its tools may
+    reach (an editor's extra workspace folders)."""
 
     cwd: Path
     resume: str | None = None
     model: str | None = None
     mode: PermissionMode | None = None
+    additional_directories: tuple[str, ...] = ()
 
 
 # ----------------------------------------------------------------------------- inbound

@@ -19,7 +19,7 @@ import itertools
 import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, assert_never
 
 from telegram import (
     BotCommand,
@@ -103,6 +103,8 @@ class _Chat:
     chat_id: int
     sink: ChatSink
     reply: StreamedReply | None = None
+    mark: int = 0
+    """Where the current model response starts in `reply` (a retried stream cuts there)."""
     queue: asyncio.Queue[Outbound] = field(default_factory=asyncio.Queue)
     worker: asyncio.Task[None] | None = None
 
@@ -114,8 +116,11 @@ class _Chat:
 class TelegramGateway:
     """The bot: access control, commands, prompts in, answers and approvals out."""
 
-    def __init__(self, config: GatewayConfig, bus: MessageBus) -> None:
+    def __init__(self, config: GatewayConfig, bus: MessageBus,
+                 poll_timeout: float = POLL_TIMEOUT) -> None:
         self.config = config
+        self.poll_timeout = poll_timeout
+        """Seconds one long poll waits; stopping the bot waits for the poll in flight."""
         self.link: ChannelLink = bus.connect("telegram")
         self.app = (
             Application.builder()
@@ -150,7 +155,8 @@ class TelegramGateway:
                 await self.app.bot.set_my_commands(COMMANDS)
             await self.app.start()
             assert self.app.updater is not None
-            await self.app.updater.start_polling(poll_interval=0.0, timeout=POLL_TIMEOUT)
+            await self.app.updater.start_polling(poll_interval=0.0,
+                                                  timeout=int(self.poll_timeout))
             self._pump = asyncio.create_task(self._route(), name="telegram-outbound")
             try:
                 await stop.wait()
@@ -308,9 +314,11 @@ class TelegramGateway:
             case ApprovalNeeded(request_id=request_id, request=request):
                 await self._end_reply(chat)  # later text goes below the question
                 token = str(next(self._tokens))
+                diff = request.display.diff
                 html = approval_text(request.tool_name, request.display.summary or
                                      request.tool_name, request.decision.reason,
-                                     request.display.diff, request.decision.warnings)
+                                     diff.unified() if diff is not None else "",
+                                     request.decision.warnings)
                 approval = _Approval(chat.key, request_id, chat.chat_id, html)
                 self._approvals[token] = approval
                 keyboard = InlineKeyboardMarkup([[
@@ -335,13 +343,15 @@ class TelegramGateway:
             case ev.ToolCallRequested(display=display, name=name):
                 summary = (display.summary or name).replace("`", "'")
                 self._reply(chat).append(f"\n`⚙ {summary}`\n")
-            case ev.PermissionDecided(behavior="deny", reason=reason) if reason:
-                said = reason.replace("`", "'")[:200]
-                self._reply(chat).append(f"`✗ denied: {said}`\n")
+            case ev.PermissionDecided(behavior=behavior, reason=reason):
+                if behavior == "deny" and reason:
+                    said = reason.replace("`", "'")[:200]
+                    self._reply(chat).append(f"`✗ denied: {said}`\n")
             case ev.ErrorOccurred(message=text):
                 self._reply(chat).append(f"\n⚠️ {text}\n")
-            case ev.Notice(text=text, level=level) if level != "info":
-                self._reply(chat).append(f"\n⚠️ {text}\n")
+            case ev.Notice(text=text, level=level):
+                if level != "info":
+                    self._reply(chat).append(f"\n⚠️ {text}\n")
             case ev.TurnEnded(reason=reason, detail=detail):
                 if reason == "interrupted":
                     self._reply(chat).append("\n⏹ stopped")
@@ -350,5 +360,14 @@ class TelegramGateway:
                 elif chat.reply is None:
                     self._reply(chat).append("(no answer)")
                 await self._end_reply(chat)
+            case ev.TurnStarted():
+                chat.mark = len(chat.reply.text) if chat.reply is not None else 0
+            case ev.StreamReset():
+                if chat.reply is not None:  # the response restarts: drop its partial text
+                    chat.reply.cut(chat.mark)
+            case (ev.ThinkingDelta() | ev.MessageAdded()
+                  | ev.PermissionAsked() | ev.ToolStarted() | ev.ToolFinished()
+                  | ev.UsageUpdated() | ev.SubagentEvent()):
+                return  # a chat shows the answer and the calls, not their inner workings
             case _:
-                return
+                assert_never(event)

@@ -101,6 +101,13 @@ class StreamedReply:
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._sync(), name="telegram-reply-sync")
 
+    def cut(self, length: int) -> None:
+        """Forget the text after `length` (a model response that restarts)."""
+        if length < len(self.text):
+            self.text = self.text[:length]
+            if self._task is None or self._task.done():
+                self._task = asyncio.create_task(self._sync(), name="telegram-reply-sync")
+
     async def finish(self) -> None:
         """Show the final text (waiting for the chat's turns); safe to call twice."""
         if self._task is not None:

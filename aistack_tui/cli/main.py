@@ -23,6 +23,7 @@ from aistack_tui.cli.parser import EXIT_USAGE, CliParser
 
 SUBCOMMANDS = (
     "sessions", "doctor", "permissions", "index", "memory", "mcp", "undo", "rewind", "eval",
+    "acp", "gateway",
     "models",
 )
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -37,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
             "subcommands: aistack sessions [list|search Q], aistack doctor, "
             "aistack permissions check|explain|lint, aistack index [PATH], "
             "aistack memory list|search|add|forget, aistack mcp list, aistack undo, "
-            "aistack rewind TURN, aistack eval. "
+            "aistack rewind TURN, aistack eval, aistack acp, aistack gateway telegram. "
             "Docs: docs/ in the repository."
         ),
     )

@@ -17,8 +17,10 @@ from aistack_tui.cli.parser import EXIT_USAGE, CliParser
 
 def build_subcommand_parser() -> argparse.ArgumentParser:
     from aistack_tui.cli.commands import (
+        acp,
         doctor,
         eval,
+        gateway,
         index,
         mcp,
         memory,
@@ -38,6 +40,8 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
     mcp.register(subparsers)
     undo.register(subparsers)
     eval.register(subparsers)
+    acp.register(subparsers)
+    gateway.register(subparsers)
     models.register(subparsers)
     return parser
 
@@ -95,6 +99,14 @@ def run_subcommand(argv: Sequence[str]) -> int:
         from aistack_tui.cli.commands import eval as eval_command
 
         return asyncio.run(eval_command.run(args, config))
+    if command == "acp":
+        from aistack_tui.cli.commands import acp
+
+        return acp.run(args, config)
+    if command == "gateway":
+        from aistack_tui.cli.commands import gateway
+
+        return gateway.run(args, config)
     if command == "models":
         from aistack_tui.cli.commands import models
 

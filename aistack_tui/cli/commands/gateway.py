@@ -1,0 +1,105 @@
+"""`aistack gateway telegram`: run the Telegram bot in front of the agent.
+
+The token comes from TELEGRAM_BOT_TOKEN or the credentials file (`--save-token` reads it
+from stdin and stores it with mode 0600); who may use the bot and where it works are
+`telegram.allowedUserIds` and `telegram.projectDir` in `$AISTACK_HOME/settings.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import getpass
+import logging
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aistack_tui.channels.telegram_config import GatewayConfig
+    from aistack_tui.session.config import RunConfig
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("gateway", help="serve the agent through a chat bot (telegram)")
+    sub = p.add_subparsers(dest="gateway", required=True)
+    tg = sub.add_parser(
+        "telegram", help="a Telegram bot for the user ids in telegram.allowedUserIds",
+        description="Serve the agent through a Telegram bot. See docs/channels.md.")
+    tg.add_argument("--project", type=Path,
+                    help="directory the chats' sessions work in (default: telegram.projectDir,"
+                    " else the current directory)")
+    tg.add_argument("--save-token", action="store_true",
+                    help="read the bot token from stdin, save it to the credentials file "
+                    "and exit")
+
+
+def _logging(token: str) -> None:
+    """Log to stderr through a filter that removes the token (the Bot API puts it in
+    every URL; httpx logs URLs at INFO, so it is kept at WARNING as well)."""
+    from aistack_tui.channels.telegram_config import RedactToken
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(RedactToken(token))
+    root = logging.getLogger()
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    for noisy in ("httpx", "httpcore", "telegram.ext.Updater"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+async def serve(gateway_config: GatewayConfig, config: RunConfig) -> int:
+    from aistack_tui.channels.bus import MessageBus
+    from aistack_tui.channels.opener import FacadeOpener
+    from aistack_tui.channels.telegram_gateway import TelegramGateway
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    bus = MessageBus(FacadeOpener(config.env))
+    gateway = TelegramGateway(gateway_config, bus)
+    await gateway.run(stop)
+    return 0
+
+
+def run(args: argparse.Namespace, config: RunConfig) -> int:
+    from aistack_tui.channels.telegram_config import load_gateway_config, redact
+    from aistack_tui.settings.layers import ConfigError
+
+    if args.save_token:
+        from aistack_tui.channels.telegram_config import CREDENTIALS_KEY
+        from aistack_tui.session.config import save_credential
+
+        token = (getpass.getpass("Telegram bot token: ") if sys.stdin.isatty()
+                 else sys.stdin.readline()).strip()
+        if not token:
+            sys.stderr.write("aistack: no token given\n")
+            return 2
+        path = save_credential(config.home, CREDENTIALS_KEY, token)
+        sys.stderr.write(f"aistack: saved the Telegram bot token to {path}\n")
+        return 0
+    try:
+        gateway_config = load_gateway_config(config.home, config.env, config.cwd, args.project)
+    except ConfigError as e:
+        sys.stderr.write(f"aistack: {e}\n")
+        return 2
+    _logging(gateway_config.token)
+    users = sorted(gateway_config.allowed_user_ids)
+    if not users:
+        sys.stderr.write("aistack: telegram.allowedUserIds is empty: the bot will refuse "
+                         "everyone. Add your Telegram user id to "
+                         f"{config.home / 'settings.json'}\n")
+    sys.stderr.write(f"aistack: Telegram gateway for {len(users)} user(s), working in "
+                     f"{gateway_config.project_dir}; Ctrl+C stops it\n")
+    try:
+        return asyncio.run(serve(gateway_config, config))
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # the token must not reach the terminal even in a crash
+        sys.stderr.write(f"aistack: gateway stopped: {redact(str(e), gateway_config.token)}\n")
+        return 1
