@@ -72,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-memory", action="store_true", help="do not inject long-term memory")
     p.add_argument("--no-knowledge", action="store_true", help="do not inject code knowledge")
     add_headless_flags(p)
+    p.add_argument("--classic", action="store_true",
+                   help="line mode: a scrolling prompt instead of the full-screen TUI (also "
+                   "chosen when TERM=dumb, in an Emacs shell buffer or with "
+                   "AISTACK_CLASSIC=1); see docs/line-mode.md")
     p.add_argument("--verbose", action="store_true", help="more diagnostics on stderr")
     p.add_argument("--version", action="version", version=f"aistack {__version__}")
     return p
@@ -136,10 +140,16 @@ def _start(args: argparse.Namespace) -> int:
         )
         if not print_mode:
             gc.enable()  # the TUI manages its own start-up
-            from aistack_tui.tui.app import run_tui
-
             if args.resume == "":
                 config.resume = ""  # the TUI opens its session picker
+            if _wants_line_mode(args):
+                import asyncio
+
+                from aistack_tui.linemode.repl import run_line_mode
+
+                return asyncio.run(run_line_mode(config, prompt or None))
+            from aistack_tui.tui.app import run_tui
+
             return run_tui(config, prompt or None)
         if args.resume == "":
             return _usage("-r/--resume needs a session id in print mode")
@@ -162,6 +172,15 @@ def _start(args: argparse.Namespace) -> int:
         return _usage(str(e))
     except ConfigError as e:
         return _usage(str(e))
+
+
+def _wants_line_mode(args: argparse.Namespace) -> bool:
+    """`--classic`, or a terminal that cannot run the full-screen app (docs/line-mode.md)."""
+    import os
+
+    from aistack_tui.linemode.terminal import line_mode_reason, terminal_size
+
+    return line_mode_reason(os.environ, classic=args.classic, size=terminal_size()) is not None
 
 
 def _usage(message: str) -> int:

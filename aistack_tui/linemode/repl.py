@@ -17,6 +17,9 @@ from collections.abc import AsyncGenerator, Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from prompt_toolkit.application import create_app_session
+from prompt_toolkit.output.plain_text import PlainTextOutput
+from prompt_toolkit.utils import is_dumb_terminal
 from rich.console import Console
 from rich.text import Text
 
@@ -235,7 +238,7 @@ def _sigint_handler(callback: Callable[[], None]) -> Iterator[None]:
 
 def default_io() -> LineIO:
     """The process's terminal: prompt_toolkit's own input and output, Rich on stdout."""
-    return LineIO(Console(file=sys.stdout, highlight=False, soft_wrap=False))
+    return LineIO(Console(file=sys.stdout, highlight=False), errors=Console(stderr=True))
 
 
 async def run_line_mode(
@@ -255,14 +258,28 @@ async def run_line_mode(
         config.resume = None  # no picker in a scrolling terminal: /resume lists sessions
     try:
         session = await open_session(config, approver, interactive=True)
-    except ConfigError as e:
-        io.console.print(Text(f"aistack: {e}", style="red"))
+    except ConfigError as e:  # NoProviderError too: the message names the variables
+        (io.errors or io.console).print(Text(f"aistack: {e}", style="red"))
         return EXIT_USAGE
     approver.on_interrupt = session.interrupt
-    repl = LineRepl(session, io, renderer, approver, history_path=config.home / HISTORY_FILE)
     try:
-        if picker:
-            await repl.run_command("sessions", "")
-        return await repl.run(prompt)
+        with _plain_output_when_dumb(io):
+            repl = LineRepl(session, io, renderer, approver,
+                            history_path=config.home / HISTORY_FILE)
+            if picker:
+                await repl.run_command("sessions", "")
+            return await repl.run(prompt)
     finally:
         await session.close()
+
+
+@contextlib.contextmanager
+def _plain_output_when_dumb(io: LineIO) -> Iterator[None]:
+    """On a dumb terminal prompt_toolkit still uses its line-by-line prompt, but its output
+    object writes cursor escapes (show/hide) whenever a prompt is created; an Emacs shell
+    buffer would print them. Its plain-text output writes none."""
+    if io.output is not None or not is_dumb_terminal():
+        yield
+        return
+    with create_app_session(output=PlainTextOutput(sys.stdout)):
+        yield

@@ -17,10 +17,12 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from prompt_toolkit.input import Input
-from prompt_toolkit.output import Output
-from rich.console import Console
+if TYPE_CHECKING:  # the CLI imports this module to choose a front end: keep it light
+    from prompt_toolkit.input import Input
+    from prompt_toolkit.output import Output
+    from rich.console import Console
 
 MIN_COLUMNS = 40
 MIN_ROWS = 10
@@ -68,3 +70,5 @@ class LineIO:
     console: Console
     input: Input | None = None
     output: Output | None = None
+    errors: Console | None = None
+    """Where a fatal start-up error goes (stderr); None: `console`."""

@@ -1,0 +1,215 @@
+"""The line-mode REPL in process: the real session facade and SDK against the fake LLM
+server, keys through prompt_toolkit's pipe input, output captured from the Rich console."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prompt_toolkit.input import PipeInput, create_pipe_input
+from prompt_toolkit.output import DummyOutput
+from rich.console import Console
+
+from aistack_tui.linemode.prompt import HISTORY_FILE
+from aistack_tui.linemode.repl import run_line_mode
+from aistack_tui.linemode.terminal import LineIO
+from aistack_tui.session.config import make_run_config
+from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+
+MODEL = "anthropic/claude-sonnet-4-5"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
+BUGGY = "def add(a, b):\n    return a - b\n"
+CTRL_D = "\x04"
+
+
+@pytest.fixture
+def fake_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
+    server = FakeLLMServer().start()
+    for key, value in server.env("anthropic").items():
+        monkeypatch.setenv(key, value)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def calc_repo(git_repo: Path) -> Path:
+    (git_repo / "calc.py").write_text(BUGGY)
+    return git_repo
+
+
+@pytest.fixture
+def pipe() -> Iterator[PipeInput]:
+    with create_pipe_input() as inp:
+        yield inp
+
+
+class Run:
+    """One line-mode session: keys sent up front (prompt_toolkit keeps typeahead for the
+    next prompt), the exit code and what the terminal showed."""
+
+    def __init__(self, pipe: PipeInput, repo: Path) -> None:
+        self.pipe = pipe
+        self.repo = repo
+        self.out = io.StringIO()
+        self.console = Console(file=self.out, width=100, force_terminal=True,
+                               color_system=None, _environ={"TERM": "xterm"})
+
+    async def __call__(self, keys: str, prompt: str | None = None, **options: Any) -> int:
+        self.pipe.send_text(keys)
+        config = make_run_config(cwd=self.repo, model=MODEL, no_memory=True,
+                                 no_knowledge=True, **options)
+        io_ = LineIO(self.console, self.pipe, DummyOutput())
+        return await asyncio.wait_for(run_line_mode(config, prompt, io_), 60)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(line.rstrip() for line in ANSI.sub("", self.out.getvalue()).splitlines())
+
+
+@pytest.fixture
+def run(pipe: PipeInput, calc_repo: Path) -> Run:
+    return Run(pipe, calc_repo)
+
+
+def edit_script(final: str = "Fixed.") -> list[Turn]:
+    return [
+        Turn(text="Let me look at **calc.py**.", tool_calls=[
+            ToolCall("Read", {"file_path": "calc.py"})]),
+        Turn(tool_calls=[ToolCall("Edit", {"file_path": "calc.py", "old_string": "a - b",
+                                           "new_string": "a + b"})]),
+        Turn(text=final),
+    ]
+
+
+async def test_a_prompt_streams_and_an_edit_approved_with_y_is_applied(
+    run: Run, fake_llm: FakeLLMServer, calc_repo: Path
+) -> None:
+    fake_llm.add(*edit_script("Fixed: add now adds."))
+    assert await run("fix the add function\ry\r" + CTRL_D) == 0
+    assert (calc_repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    text = run.text
+    assert "Let me look at calc.py." in text  # rendered Markdown, no asterisks
+    assert "● Read calc.py" in text
+    assert "? Allow Edit calc.py" in text
+    assert "-    return a - b" in text and "+    return a + b" in text
+    assert "Fixed: add now adds." in text
+    assert fake_llm.remaining == 0
+
+
+async def test_a_denied_edit_sends_the_users_feedback_to_the_model(
+    run: Run, fake_llm: FakeLLMServer, calc_repo: Path
+) -> None:
+    fake_llm.add(*edit_script("Understood, leaving it."))
+    assert await run("fix it\rn\rkeep subtraction, fix the test instead\r" + CTRL_D) == 0
+    assert (calc_repo / "calc.py").read_text() == BUGGY
+    last = json.dumps(fake_llm.model_requests[-1].body)
+    assert "The user denied this tool call." in last
+    assert "keep subtraction, fix the test instead" in last
+    assert "⊘ denied: The user denied this tool call." in run.text
+
+
+async def test_feedback_on_the_same_line_as_no(
+    run: Run, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.add(*edit_script("OK."))
+    await run("fix it\rn not now\r" + CTRL_D)
+    assert "The user said: not now" in json.dumps(fake_llm.model_requests[-1].body)
+
+
+async def test_yes_for_the_session_stops_asking_for_that_rule(
+    run: Run, fake_llm: FakeLLMServer, calc_repo: Path
+) -> None:
+    second_edit = ToolCall("Edit", {"file_path": "calc.py", "old_string": "a + b",
+                                    "new_string": "b + a"})
+    fake_llm.add(*edit_script("one"), Turn(tool_calls=[second_edit]), Turn(text="two"))
+    await run("fix it\ra\rswap them\r" + CTRL_D)
+    assert (calc_repo / "calc.py").read_text() == "def add(a, b):\n    return b + a\n"
+    assert run.text.count("? Allow Edit") == 1
+
+
+async def test_slash_commands_go_through_the_facade(
+    run: Run, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.add(Turn(text="hello"), Turn(text="again"))
+    keys = ("/mode plan\r" "/mode\r" "hi\r" "/cost\r" "/model anthropic/claude-sonnet-4-6\r"
+            "/model openai/gpt-4.1\r" "and again\r" "/nope\r" "/clear\r" "/help\r" "/quit\r")
+    assert await run(keys) == 0
+    text = run.text
+    assert "· Permission mode: plan" in text
+    assert "  * plan" in text
+    assert re.search(r"Input [\d,]+ · output [\d,]+", text)
+    assert "· Model: anthropic/claude-sonnet-4-6" in text
+    assert "✗ /model failed: no API key for openai: set OPENAI_API_KEY" in text
+    assert "⚠ unknown command /nope (/help lists them)" in text
+    assert "· New conversation " in text
+    assert "/undo — Restore the files the agent changed in its last turn" in text
+    first, second = fake_llm.model_requests
+    assert first.body["model"] == "claude-sonnet-4-5"
+    assert second.body["model"] == "claude-sonnet-4-6"  # the failed switch changed nothing
+
+
+async def test_undo_restores_the_last_turns_edit(
+    run: Run, fake_llm: FakeLLMServer, calc_repo: Path
+) -> None:
+    fake_llm.add(*edit_script())
+    await run("fix it\ry\r/undo\r" + CTRL_D)
+    assert (calc_repo / "calc.py").read_text() == BUGGY
+    assert "  restored: calc.py" in run.text
+
+
+async def test_ctrl_c_in_the_approval_prompt_denies_and_interrupts(
+    run: Run, fake_llm: FakeLLMServer, calc_repo: Path
+) -> None:
+    fake_llm.add(*edit_script("never sent"))
+    await run("fix it\r\x03" + CTRL_D)
+    assert (calc_repo / "calc.py").read_text() == BUGGY
+    assert "interrupted — the partial answer was kept" in run.text
+    assert fake_llm.remaining == 1  # the answer after the edit was never asked for
+
+
+async def test_ctrl_c_twice_at_an_empty_prompt_quits(run: Run, fake_llm: FakeLLMServer) -> None:
+    assert await run("typed\x03\x03\x03") == 0
+    assert run.text.count("press Ctrl+C again (or Ctrl+D) to quit") == 1
+    assert fake_llm.model_requests == []
+
+
+async def test_prompts_join_the_shared_history(
+    run: Run, fake_llm: FakeLLMServer, aistack_home: Path
+) -> None:
+    fake_llm.add(Turn(text="one"), Turn(text="two"))
+    await run("first\\\rsecond line\r/cost\r" + CTRL_D, prompt="from argv")
+    history = [json.loads(line) for line in (aistack_home / HISTORY_FILE).read_text().splitlines()]
+    assert history == ["first\nsecond line", "/cost"]
+    bodies = [json.dumps(r.body) for r in fake_llm.model_requests]
+    assert "from argv" in bodies[0] and "first\\nsecond line" in bodies[1]
+
+
+async def test_an_at_mention_attaches_the_file(
+    run: Run, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.add(Turn(text="seen"))
+    await run("explain @calc.py please\r" + CTRL_D)
+    body = json.dumps(fake_llm.model_requests[0].body)
+    assert '<attached-file path=\\"calc.py\\">' in body and "return a - b" in body
+    assert "· attached calc.py" in run.text
+
+
+async def test_a_configuration_error_exits_2_with_one_line(
+    run: Run, fake_llm: FakeLLMServer
+) -> None:
+    assert await run(CTRL_D, resume="no-such-session") == 2
+    assert run.text.startswith("aistack: ") and "no-such-session" in run.text
+    assert len(run.text.splitlines()) == 1
+
+
+async def test_a_missing_key_exits_2_naming_the_variable(run: Run) -> None:
+    assert await run(CTRL_D) == 2
+    assert "ANTHROPIC_API_KEY" in run.text
