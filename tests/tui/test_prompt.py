@@ -12,8 +12,9 @@ from textual.widgets import OptionList
 from aistack_tui.tui.screens.history_search import HistorySearchScreen
 from aistack_tui.tui.widgets.entries import UserEntry
 from aistack_tui.tui.widgets.prompt_input import HISTORY_FILE, PromptInput
-from tests.fakes.fake_llm import FakeLLMServer, Turn
-from tests.tui.conftest import wait_for, wait_for_screen
+from aistack_tui.tui.widgets.tool_card import FOCUS_MARK, ToolCard
+from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.tui.conftest import screen_text, wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries
 
 
@@ -131,3 +132,62 @@ async def test_ctrl_r_searches_the_history(make_app, aistack_home: Path) -> None
         await pilot.press(*"zzz", "escape")
         await wait_for(pilot, lambda: app.screen is app.main)
         assert prompt.text == "run the tests"  # Esc leaves the prompt as it was
+
+
+# --- focus --------------------------------------------------------------------------------
+
+
+async def run_with_a_card(pilot) -> ToolCard:
+    app = pilot.app
+    prompt = await ready(pilot)
+    prompt.load_text("read it")
+    await pilot.press("enter")
+    await wait_for(pilot, lambda: answered(app, "Read."))
+    await pilot.pause()
+    return app.query_one(ToolCard)
+
+
+def card_turns() -> list[Turn]:
+    return [Turn(tool_calls=[ToolCall("Read", {"file_path": "README.md"})]), Turn(text="Read.")]
+
+
+async def test_typing_after_tab_to_a_card_goes_back_to_the_prompt(make_app) -> None:
+    app = make_app(*card_turns())
+    async with app.run_test(size=(100, 30)) as pilot:
+        card = await run_with_a_card(pilot)
+        prompt = app.query_one(PromptInput)
+        await pilot.press("tab")
+        assert app.focused is card
+        await pilot.press("h", "i")
+        assert app.focused is prompt
+        assert prompt.text == "hi"
+
+
+async def test_typing_after_clicking_a_card_goes_back_to_the_prompt(make_app) -> None:
+    app = make_app(*card_turns())
+    async with app.run_test(size=(100, 30)) as pilot:
+        card = await run_with_a_card(pilot)
+        prompt = app.query_one(PromptInput)
+        await pilot.click(ToolCard)
+        await pilot.pause()
+        assert app.focused is card and card.entry.expanded
+        await pilot.press("o", "k")
+        assert app.focused is prompt
+        assert prompt.text == "ok"
+
+
+async def test_the_focused_card_is_marked_even_without_colour(make_app) -> None:
+    app = make_app(*card_turns())
+    async with app.run_test(size=(100, 30)) as pilot:
+        card = await run_with_a_card(pilot)
+
+        def card_row() -> str:
+            lines = screen_text(app).splitlines()
+            return lines[card.region.y]
+
+        unfocused = card_row()
+        card.focus()
+        await pilot.pause()
+        focused = card_row()
+        assert focused.strip() != unfocused.strip()
+        assert FOCUS_MARK in focused and FOCUS_MARK not in unfocused

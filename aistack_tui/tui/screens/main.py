@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar, Protocol, cast
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal
@@ -78,6 +79,22 @@ class MainScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#completions", OptionList).display = False
         self.query_one(PromptInput).focus()
+
+    # --- focus ----------------------------------------------------------------------------
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key while a card (or anything but a text field) has the focus goes
+        to the prompt: after Tab or a click on a card, typing simply continues there."""
+        focused = self.focused
+        if not event.is_printable or event.character is None:
+            return
+        if isinstance(focused, TextArea | Input):
+            return
+        prompt = self.query_one(PromptInput)
+        event.stop()
+        event.prevent_default()
+        prompt.focus()
+        prompt.insert(event.character)
 
     # --- submitting ---------------------------------------------------------------------
 

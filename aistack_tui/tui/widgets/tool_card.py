@@ -1,7 +1,8 @@
 """A tool call as one summary line (`Bash  pytest -q  ✓ 2.1s`) with expandable output.
 
 The card shows the call's state (pending, waiting for approval, running, done, failed,
-denied) with an icon; Enter or a click toggles the body (the tool's detail, diff or
+denied) with an icon; Enter or a click toggles the body (typing anything else goes back
+to the prompt: see `MainScreen.on_key`) (the tool's detail, diff or
 output). A `Task` card also nests its subagent's tool calls as one-line rows: shown while
 the subagent works, folded into a count once it is done (Enter shows them again).
 Everything it shows comes from its `ToolEntry`, so it can be re-mounted by the
@@ -19,6 +20,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.widget import Widget
 
+from aistack_tui.tui.widgets.diff_view import unified_text
 from aistack_tui.tui.widgets.entries import ToolEntry
 
 ICONS = {
@@ -33,6 +35,8 @@ MAX_BODY_LINES = 40
 MAX_CHILD_ROWS = 8
 """Newest subagent rows shown; older ones are counted, so a long Task stays compact."""
 ACTIVE_STATES = ("pending", "asking", "running")
+FOCUS_MARK = "▶"
+"""Starts the focused card's line, so the focus shows without colour (NO_COLOR) too."""
 
 
 def format_duration(seconds: float | None) -> str:
@@ -71,6 +75,8 @@ class ToolCard(Widget, can_focus=True):
     def summary_line(self) -> Text:
         entry = self.entry
         line = Text()
+        if self.has_focus:
+            line.append(f"{FOCUS_MARK} ", style="bold reverse")
         line.append(f"{ICONS[entry.state]} ", style="bold")
         name, _, rest = entry.summary.partition(" ")
         line.append(name, style="bold")
@@ -122,7 +128,7 @@ class ToolCard(Widget, can_focus=True):
         entry = self.entry
         parts: list[RenderableType] = []
         if entry.diff:
-            parts.append(Syntax(entry.diff, "diff", theme="ansi_dark", word_wrap=True))
+            parts.append(unified_text(entry.diff))
         if entry.detail:
             lines = entry.detail.splitlines()
             shown = "\n".join(lines[:MAX_BODY_LINES])
@@ -158,6 +164,12 @@ class ToolCard(Widget, can_focus=True):
     def on_click(self, event: events.Click) -> None:
         event.stop()
         self.action_toggle_output()
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
 
 
 def children_shown(entry: ToolEntry) -> bool:
