@@ -119,3 +119,12 @@ def test_history_in_an_unwritable_home_is_silently_skipped(tmp_path: Path) -> No
     history = JsonLinesHistory(blocker / HISTORY_FILE)  # its parent is a file
     history.store_string("kept in memory only")
     assert list(history.load_history_strings()) == []
+
+
+async def test_ctrl_r_searches_the_history(pipe: PipeInput, tmp_path: Path) -> None:
+    path = tmp_path / HISTORY_FILE
+    path.write_text("".join(json.dumps(p) + "\n" for p in
+                            ["run the linter", "fix the parser", "update docs"]))
+    prompt, _ = session_for(pipe, JsonLinesHistory(path))
+    pipe.send_text("\x12pars\r\r")  # Ctrl+R, a word, Enter takes the match, Enter sends
+    assert await prompt.prompt_async() == "fix the parser"
