@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING
 
 from aistack_tui.session.config import CREDENTIALS_FILE, RunConfig
 from aistack_tui.session.live import LiveSession, PersistingHooks
-from aistack_tui.session.providers import ModelRouter, build_provider, resolve_model_string
+from aistack_tui.session.providers import (
+    ModelRouter,
+    build_provider,
+    resolve_model_string,
+    start_catalogue_refresh,
+)
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.trust_gate import (
     apply_trust,
@@ -216,8 +221,22 @@ async def open_session(
         )
         agent.hooks = PersistingHooks(session)
         attach_safety(session)
+        warn_if_deprecated(session)
+        start_catalogue_refresh(config, model_string)
         cleanup.pop_all()  # success: the session owns everything now
     return session
+
+
+def warn_if_deprecated(session: LiveSession) -> None:
+    """One warning when the model is deprecated or retired: the date and what to use."""
+    from aistack_tui.llm.catalogue import deprecation_warning
+
+    try:
+        warning = deprecation_warning(session.model, home=session.config.home)
+    except Exception:  # local data only, but a catalogue bug must never stop a session
+        return
+    if warning:
+        session.notify(f"{warning} (/model to switch)", "warning")
 
 
 def attach_safety(session: LiveSession) -> None:

@@ -77,7 +77,7 @@ async def make_session(repo: Path, home: Path, messages: list[object]) -> str:
 
     store = await open_session_store(home)
     try:
-        info = await store.create(repo, "anthropic/claude-sonnet-4-5", title="bench")
+        info = await store.create(repo, "anthropic/claude-sonnet-4-6", title="bench")
         for message in messages:
             await store.append(info.id, message)  # type: ignore[arg-type]
         return info.id
@@ -153,7 +153,7 @@ async def run_app(repo: Path, resume: str | None, tokens: list[str]) -> dict[str
     from aistack_tui.tui.app import AistackApp
     from aistack_tui.tui.widgets.entries import AssistantEntry
 
-    config = make_run_config(cwd=repo, model="anthropic/claude-sonnet-4-5", resume=resume)
+    config = make_run_config(cwd=repo, model="anthropic/claude-sonnet-4-6", resume=resume)
     first_frame: list[float] = []
 
     class TimedApp(AistackApp):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -176,7 +176,9 @@ class Agent:
 
     # --- the loop ----------------------------------------------------------------------
 
-    async def run(self, prompt: str | list[lt.ContentBlock]) -> AsyncIterator[ev.AgentEvent]:
+    async def run(
+        self, prompt: str | list[lt.ContentBlock]
+    ) -> AsyncGenerator[ev.AgentEvent, None]:
         """Add the user's prompt and loop until the model answers without tool calls."""
         if self._running:
             raise RuntimeError("Agent.run() is already running; use steer() or follow_up()")

@@ -221,7 +221,7 @@ class LiveSession:
         Closing the generator early (a front end cancelled on Esc) closes the agent's
         stream, whose `finally` blocks persist what was said so far.
         """
-        async with contextlib.aclosing(self.agent.run(prompt)) as events:  # pyright: ignore[reportArgumentType]
+        async with contextlib.aclosing(self.agent.run(prompt)) as events:
             async for event in events:
                 yield event
         await self.record_usage()
@@ -257,10 +257,12 @@ class LiveSession:
 
     def available_models(self) -> list[str]:
         """Models to offer in a picker: the current one first, then the catalogue's."""
-        from aistack_tui.session.providers import DEFAULT_MODELS
+        from aistack_tui.session.providers import picker_models
 
-        models = [self.model, *(f"{p}/{m}" for p, m in DEFAULT_MODELS.items())]
-        return list(dict.fromkeys(models))
+        try:
+            return picker_models(self.config, self.model)
+        except Exception:  # a broken catalogue must not take the picker down
+            return [self.model]
 
     # --- permissions ---------------------------------------------------------------------
 

@@ -11,16 +11,11 @@ from aistack_tui.settings.layers import ConfigError
 if TYPE_CHECKING:
     from aistack_tui.llm.model_info import ModelInfo
     from aistack_tui.llm.provider import Provider
-
-DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-4-6",
-    "openai": "gpt-4.1",
-    "google": "gemini-2.5-pro",
-}
-
+    from aistack_tui.llm.registry import ProviderConfig
 
 def resolve_model_string(config: RunConfig) -> str:
     """The `provider/model` to use: --model, settings, else the first provider with a key."""
+    from aistack_tui.llm.catalogue import DEFAULT_MODELS
     from aistack_tui.llm.registry import default_provider_from_env
 
     if config.model:
@@ -74,6 +69,39 @@ def build_provider(config: RunConfig, model_string: str) -> tuple[Provider, Mode
         raise NoProviderError(f"no API key for {provider_name}: set {names}")
     info = lookup_model(pconfig.name, model, settings.models)
     return create_provider(pconfig, model), info
+
+
+def provider_configs(config: RunConfig, current: str | None = None) -> list[ProviderConfig]:
+    """Every provider this user can talk to (a key set, or declared in settings), with
+    the settings' secrets resolved."""
+    from aistack_tui.llm.catalogue import configured_providers
+
+    settings = config.loaded.settings
+    custom = {k: v.model_dump(exclude_none=True) for k, v in settings.providers.items()}
+    for name, raw in custom.items():
+        if "api_key" in raw:
+            raw["api_key"] = settings.providers[name].api_key.get_secret_value()  # type: ignore[union-attr]
+    return configured_providers(custom, key_env(config), current=current)
+
+
+def picker_models(config: RunConfig, current: str) -> list[str]:
+    """Models to offer: the current one, then each configured provider's current models
+    from the catalogue (SDK lists, the cached models endpoints, prices)."""
+    from aistack_tui.llm.catalogue import available_models
+
+    return available_models(provider_configs(config, current), home=config.home,
+                            current=current)
+
+
+def start_catalogue_refresh(config: RunConfig, current: str) -> None:
+    """Renew the cached models-endpoint answers in the background when they are stale
+    (never delays start-up; a failure keeps the last answer)."""
+    from aistack_tui.llm.models_endpoint import start_background_refresh
+
+    try:
+        start_background_refresh(provider_configs(config, current), config.home)
+    except Exception:  # the catalogue is a help; a broken provider entry must not stop us
+        return
 
 
 class ModelRouter:

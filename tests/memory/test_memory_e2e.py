@@ -12,7 +12,7 @@ from aistack_tui.bootstrap import open_session
 from aistack_tui.session.config import make_run_config
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 
-MODEL = "anthropic/claude-sonnet-4-5"
+MODEL = "anthropic/claude-sonnet-4-6"
 
 
 async def _run_session(server: FakeLLMServer, prompt: str) -> None:

@@ -14,7 +14,7 @@ from aistack_tui.session.config import make_run_config
 from aistack_tui.tui.app import AistackApp
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 
-MODEL = "anthropic/claude-sonnet-4-5"
+MODEL = "anthropic/claude-sonnet-4-6"
 
 
 @pytest.fixture(autouse=True)

@@ -87,12 +87,12 @@ def test_prompt_approve_edit_and_quit_in_tmux(
     exit_file = git_repo.parent / "exit-code"
     command = (
         " ".join(f"{k}='{v}'" for k, v in env.items())
-        + f" '{AISTACK}' --model anthropic/claude-sonnet-4-5; echo $? > '{exit_file}'"
+        + f" '{AISTACK}' --model anthropic/claude-sonnet-4-6; echo $? > '{exit_file}'"
     )
     _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", "-c", str(git_repo),
           "env -i bash --norc -c " + _quote(command))
     try:
-        wait_screen(session, lambda s: "claude-sonnet-4-5" in s and "starting" not in s)
+        wait_screen(session, lambda s: "claude-sonnet-4-6" in s and "starting" not in s)
         _tmux("send-keys", "-t", session, "-l", "make f return 2")
         _tmux("send-keys", "-t", session, "Enter")
         wait_screen(session, lambda s: "Allow Edit" in s and "+    return 2" in s)
