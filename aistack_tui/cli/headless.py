@@ -10,6 +10,7 @@ Kept apart from `cli.main` so the parser there stays one list of everyday flags.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -61,6 +62,32 @@ def headless_problem(args: argparse.Namespace) -> str | None:
             f"--permission-mode {args.permission_mode}"
         )
     return None
+
+
+def mcp_config_path(value: str | None) -> Path | None:
+    """`--mcp-config` as a file: a path as given, or JSON text (what the Agent SDK passes
+    for its `mcp_servers` dict) written to a private file that lives as long as the
+    process. Raises ConfigError for JSON text that does not parse."""
+    if not value:
+        return None
+    if not value.lstrip().startswith("{"):
+        return Path(value)
+    import atexit
+    import json
+    import shutil
+    import tempfile
+
+    from aistack_tui.settings.layers import ConfigError
+
+    try:
+        json.loads(value)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"--mcp-config: malformed JSON at column {e.colno}: {e.msg}") from e
+    directory = Path(tempfile.mkdtemp(prefix="aistack-mcp-"))
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    path = directory / "mcp-config-from-command-line.json"
+    path.write_text(value, encoding="utf-8")
+    return path
 
 
 def permission_mode(args: argparse.Namespace) -> str | None:

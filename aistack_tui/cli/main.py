@@ -10,12 +10,12 @@ import argparse
 import gc
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from aistack_tui import __version__
 from aistack_tui.cli.headless import (
     add_headless_flags,
     headless_problem,
+    mcp_config_path,
     permission_mode,
     run_stream_input,
 )
@@ -133,7 +133,7 @@ def _start(args: argparse.Namespace) -> int:
             fork_session=args.fork_session,
             no_memory=args.no_memory,
             no_knowledge=args.no_knowledge,
-            mcp_config=Path(args.mcp_config) if args.mcp_config else None,
+            mcp_config=mcp_config_path(args.mcp_config),
             max_budget_usd=args.max_budget_usd,
             verbose=args.verbose,
             trust_project=args.trust_project or None,

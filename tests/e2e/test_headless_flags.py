@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,23 @@ async def test_settings_and_add_dir_reach_the_permission_engine(
     # The added directory is readable without a prompt; the --settings deny rule held.
     assert "ship it" in last
     assert [d["tool_name"] for d in result.permission_denials or []] == ["Bash"]
+
+
+async def test_sdk_mcp_servers_dict_starts_those_servers(git_repo: Path) -> None:
+    server_file = Path(__file__).parent.parent / "fakes" / "mcp_server.py"
+    servers = {"fake": {"command": sys.executable, "args": [str(server_file), "stdio"]}}
+    script = [Turn(tool_calls=[ToolCall("mcp__fake__echo", {"text": "via the SDK"})]),
+              Turn(text="echoed")]
+    with FakeLLMServer(script) as server:
+        opts = options(server, git_repo, mcp_servers=servers,
+                       allowed_tools=["mcp__fake__echo"])
+        messages = [m async for m in query(prompt="echo it", options=opts)]
+        last = json.dumps(server.model_requests[-1].body["messages"])
+    init = messages[0]
+    assert isinstance(init, SystemMessage)
+    assert init.data["mcp_servers"] == [{"name": "fake", "status": "connected"}]
+    assert "mcp__fake__echo" in init.data["tools"]
+    assert "echo: via the SDK" in last
 
 
 async def test_client_switches_mode_and_model_between_turns(git_repo: Path) -> None:
@@ -118,6 +136,7 @@ def test_one_shot_stream_json_with_partial_messages(git_repo: Path) -> None:
      "prompts come on stdin"),
     (["--settings", "{broken", "-p", "x"], "--settings: malformed JSON"),
     (["--setting-sources=user,project", "-p", "x"], "unrecognized arguments: --setting-sources"),
+    (["--mcp-config", '{"mcpServers": ', "-p", "x"], "--mcp-config: malformed JSON"),
 ])
 def test_flag_mistakes_exit_2_with_one_line(git_repo: Path, args: list[str], says: str) -> None:
     proc = run_aistack(args, cwd=git_repo)
