@@ -126,3 +126,62 @@ def test_the_front_end_rule_catches_a_reach_into_the_core() -> None:
         line_number=1, line_contents="from aistack_tui.agent.runtime import Agent",
     )
     assert core_reaches(graph) == ["aistack_tui.tui.bridge -> aistack_tui.agent.runtime"]
+
+
+def _event_matches(tree) -> list:
+    """`match` statements whose cases name agent events (`case ev.TextDelta(...)`)."""
+    import ast
+
+    def names_an_event(pattern: ast.AST) -> bool:
+        return any(
+            isinstance(node, ast.MatchClass)
+            and isinstance(node.cls, ast.Attribute)
+            and isinstance(node.cls.value, ast.Name)
+            and node.cls.value.id == "ev"
+            for node in ast.walk(pattern)
+        )
+
+    return [
+        node for node in ast.walk(tree)
+        if isinstance(node, ast.Match) and any(names_an_event(c.pattern) for c in node.cases)
+    ]
+
+
+def _ends_with_assert_never(match) -> bool:
+    import ast
+
+    last = match.cases[-1]
+    wildcard = isinstance(last.pattern, ast.MatchAs) and last.pattern.pattern is None
+    calls = [
+        n for n in ast.walk(last) if isinstance(n, ast.Call)
+        and getattr(n.func, "id", getattr(n.func, "attr", "")) == "assert_never"
+    ]
+    return wildcard and bool(calls)
+
+
+def test_every_match_over_agent_events_is_exhaustive() -> None:
+    """A new event type must fail type checking wherever a consumer dispatches on events:
+    each such `match` ends with `case _: assert_never(event)`."""
+    import ast
+
+    open_ended: list[str] = []
+    for path in sorted((ROOT / "aistack_tui").rglob("*.py")):
+        if "evals/tasks" in path.as_posix():
+            continue  # fixture repositories for `aistack eval`, some broken on purpose
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for match in _event_matches(tree):
+            if not _ends_with_assert_never(match):
+                open_ended.append(f"{path.relative_to(ROOT)}:{match.lineno}")
+    assert open_ended == []
+
+
+def test_the_exhaustiveness_check_sees_an_open_match() -> None:
+    import ast
+
+    source = (
+        "match event:\n    case ev.TextDelta(text=t):\n        pass\n"
+        "    case _:\n        pass\n"
+    )
+    closed = source.replace("    case _:\n        pass\n", "    case _:\n        assert_never(event)\n")
+    assert [_ends_with_assert_never(m) for m in _event_matches(ast.parse(source))] == [False]
+    assert [_ends_with_assert_never(m) for m in _event_matches(ast.parse(closed))] == [True]
