@@ -76,6 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="line mode: a scrolling prompt instead of the full-screen TUI (also "
                    "chosen when TERM=dumb, in an Emacs shell buffer or with "
                    "AISTACK_CLASSIC=1); see docs/line-mode.md")
+    p.add_argument("--permission-prompt", choices=("tty",), metavar="tty",
+                   help="print mode: ask on the terminal (stdin and stderr) when a tool call "
+                   "needs approval, instead of denying it; see docs/line-mode.md")
     p.add_argument("--verbose", action="store_true", help="more diagnostics on stderr")
     p.add_argument("--version", action="version", version=f"aistack {__version__}")
     return p
@@ -114,6 +117,8 @@ def _start(args: argparse.Namespace) -> int:
         return _usage("--max-turns must be at least 1")
     if (problem := headless_problem(args)) is not None:
         return _usage(problem)
+    if args.permission_prompt == "tty" and not (sys.stdin.isatty() and sys.stderr.isatty()):
+        return _usage("--permission-prompt tty needs a terminal on stdin and stderr")
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     print_mode = args.print_mode or not interactive or args.input_format == "stream-json"
     prompt = " ".join(args.prompt).strip()
@@ -165,8 +170,14 @@ def _start(args: argparse.Namespace) -> int:
 
         from aistack_tui.print_mode.runner import run_print
 
+        approver = None
+        if args.permission_prompt == "tty":
+            from aistack_tui.linemode.approval_prompt import terminal_approver
+
+            approver = terminal_approver()
         return asyncio.run(
-            run_print(config, prompt, args.output_format, partial=args.include_partial_messages)
+            run_print(config, prompt, args.output_format, partial=args.include_partial_messages,
+                      approver=approver)
         )
     except NoProviderError as e:
         return _usage(str(e))

@@ -206,3 +206,16 @@ def trust_view(items: list[TrustItem]) -> RenderableType:
     body.rstrip()
     return body
 
+
+def terminal_approver() -> LineApprover:
+    """Print mode's `--permission-prompt tty`: the same question, asked on the terminal
+    through stdin and stderr, so stdout carries only the run's output (text or JSON)."""
+    import sys
+
+    from prompt_toolkit.input import create_input
+    from prompt_toolkit.output import create_output
+    from rich.console import Console
+
+    console = Console(file=sys.stderr, highlight=False)
+    io = LineIO(console, create_input(sys.stdin), create_output(stdout=sys.stderr))
+    return LineApprover(io, LineRenderer(console, live=False))

@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO, assert_never
 
 from aistack_tui.agent import events as ev
-from aistack_tui.agent.ports import DenyAll
+from aistack_tui.agent.ports import ApprovalHandler, DenyAll
 from aistack_tui.bootstrap import open_session
 from aistack_tui.print_mode.formatters import (
     Formatter,
@@ -64,17 +64,22 @@ async def run_print(
     out: TextIO | None = None,
     err: TextIO | None = None,
     partial: bool = False,
+    approver: ApprovalHandler | None = None,
 ) -> int:
     """Run `prompt` to completion; returns the process exit code (DESIGN.md §3).
 
     `partial` (`--include-partial-messages`): stream-json also carries stream_event lines.
+    `approver` answers the calls that ask (`--permission-prompt tty`: a person at the
+    terminal); by default nobody is there and they are denied.
     """
     formatter = make_formatter(output_format, out or sys.stdout, partial=partial)
-    return await _run(config, prompt, formatter, err or sys.stderr)
+    return await _run(config, prompt, formatter, err or sys.stderr, approver or DenyAll())
 
 
-async def _run(config: RunConfig, prompt: str, formatter: Formatter, err: TextIO) -> int:
-    session = await open_session(config, DenyAll())
+async def _run(
+    config: RunConfig, prompt: str, formatter: Formatter, err: TextIO, approver: ApprovalHandler
+) -> int:
+    session = await open_session(config, approver)
     if session.untrusted:
         err.write(untrusted_notice(session.untrusted) + "\n")
     # Print mode waits (bounded) for MCP servers so their tools are in the first request.

@@ -133,3 +133,46 @@ def test_ctrl_c_twice_at_the_prompt_quits(calc_repo: Path, server: FakeLLMServer
     child.close()
     assert child.exitstatus == 0
     assert server.model_requests == []
+
+
+def test_print_mode_asks_on_the_terminal_with_permission_prompt_tty(
+    calc_repo: Path, server: FakeLLMServer
+) -> None:
+    server.add(
+        Turn(tool_calls=[ToolCall("Read", {"file_path": "calc.py"})]),
+        Turn(tool_calls=[edit("a - b", "a + b")]),
+        Turn(tool_calls=[ToolCall("Bash", {"command": "touch made-by-bash"})]),
+        Turn(text="Done."),
+    )
+    out = calc_repo / "result.json"
+    env = {**os.environ, **server.env("anthropic"), "TERM": "xterm-256color"}
+    command = " ".join([*AISTACK, "-p", "'fix the add function'", "--model", MODEL,
+                        "--output-format", "json", "--permission-prompt", "tty",
+                        "--no-memory", "--no-knowledge", ">", str(out)])
+    # stdout is a file; the questions use stdin and stderr, the terminal.
+    child = pexpect.spawn("/bin/sh", ["-c", command], cwd=str(calc_repo), env=env,
+                          encoding="utf-8", timeout=TIMEOUT, dimensions=(40, 120))
+    child.expect_exact("Edit calc.py (+1 -1)")  # the question's title, on stderr
+    child.expect_exact("allow? ")
+    child.send("y\r")
+    child.expect_exact("allow? ")
+    child.send("n not in this run\r")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (calc_repo / "calc.py").read_text() == "def add(a, b):\n    return a + b\n"
+    assert not (calc_repo / "made-by-bash").exists()
+    result = json.loads(out.read_text())
+    assert result["result"] == "Done."
+    assert [d["tool_name"] for d in result["permission_denials"]] == ["Bash"]
+    assert "not in this run" in json.dumps(server.model_requests[-1].body)
+
+
+def test_permission_prompt_tty_needs_a_terminal(calc_repo: Path, server: FakeLLMServer) -> None:
+    from tests.e2e.helpers import run_aistack
+
+    proc = run_aistack(["-p", "hi", "--model", MODEL, "--permission-prompt", "tty"],
+                       cwd=calc_repo, env=server.env("anthropic"))
+    assert proc.returncode == 2
+    assert proc.stderr == "aistack: --permission-prompt tty needs a terminal on stdin and stderr\n"
+    assert server.model_requests == []
