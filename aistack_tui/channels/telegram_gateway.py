@@ -296,6 +296,9 @@ class TelegramGateway:
                 await self._show(chat, message)
             except TelegramError as e:
                 log.warning("telegram: chat %s: %s", chat.chat_id, e)
+            except Exception:  # one message that cannot be shown must not mute the chat
+                log.exception("telegram: chat %s: cannot show %s", chat.chat_id,
+                              type(message).__name__)
 
     def _reply(self, chat: _Chat) -> StreamedReply:
         if chat.reply is None:
@@ -314,10 +317,9 @@ class TelegramGateway:
             case ApprovalNeeded(request_id=request_id, request=request):
                 await self._end_reply(chat)  # later text goes below the question
                 token = str(next(self._tokens))
-                diff = request.display.diff
                 html = approval_text(request.tool_name, request.display.summary or
                                      request.tool_name, request.decision.reason,
-                                     diff.unified() if diff is not None else "",
+                                     _diff_text(request.display.diff),
                                      request.decision.warnings)
                 approval = _Approval(chat.key, request_id, chat.chat_id, html)
                 self._approvals[token] = approval
@@ -371,3 +373,12 @@ class TelegramGateway:
                 return  # a chat shows the answer and the calls, not their inner workings
             case _:
                 assert_never(event)
+
+
+def _diff_text(diff: object) -> str:
+    """An edit's diff as text: `ToolCallDisplay.diff` is a `FileDiff` (its `unified()`),
+    or, from older tools, the unified text itself."""
+    unified = getattr(diff, "unified", None)
+    if callable(unified):
+        return str(unified())
+    return diff if isinstance(diff, str) else ""
