@@ -5,7 +5,11 @@ current defaults."""
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import threading
+import time
 from datetime import date
 from pathlib import Path
 
@@ -167,6 +171,22 @@ def test_background_refresh_runs_on_its_own_thread(fake: FakeLLMServer,
     assert start_background_refresh(configs, aistack_home) is None, "all fresh now"
 
 
+def test_a_hanging_endpoint_never_holds_up_the_caller(aistack_home: Path) -> None:
+    with socket.socket() as silent:  # accepts connections, never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}"
+        config = ProviderConfig("anthropic", "anthropic", "k", url, (), True)
+        started = time.perf_counter()
+        thread = start_background_refresh([config], aistack_home)
+        assert time.perf_counter() - started < 0.5
+        assert thread is not None and thread.is_alive()
+        assert ids("anthropic", aistack_home)[0] == DEFAULT_MODELS["anthropic"]
+    thread.join(30)  # the closed socket ends the fetch
+    assert not thread.is_alive()
+    assert read_cache(aistack_home) == {}
+
+
 def test_damaged_cache_reads_as_empty_and_is_rewritten(fake: FakeLLMServer,
                                                        aistack_home: Path) -> None:
     path = cache_path(aistack_home)
@@ -182,6 +202,18 @@ def test_damaged_cache_reads_as_empty_and_is_rewritten(fake: FakeLLMServer,
 
 
 # ------------------------------------------------------------- offline catalogue
+
+
+def test_importing_the_catalogue_loads_no_sdk_and_no_price_data() -> None:
+    """DEFAULT_MODELS is read on every start: it must not cost an SDK import."""
+    code = (
+        "import sys; from aistack_tui.llm.catalogue import DEFAULT_MODELS; "
+        "bad = [m for m in ('anthropic', 'openai', 'google.genai', 'genai_prices') "
+        "if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_offline_catalogue_comes_from_the_sdk_type_lists(aistack_home: Path) -> None:
@@ -338,3 +370,24 @@ def test_configured_providers_include_declared_and_current_ones() -> None:
     custom = {"work": {"type": "openai-compatible", "base_url": "http://127.0.0.1:9/v1"}}
     configs = configured_providers(custom, {"GEMINI_API_KEY": "g"}, current="ollama/qwen")
     assert [c.name for c in configs] == ["google", "ollama", "work"]
+
+
+def test_one_damaged_provider_entry_in_the_cache_hides_only_itself(aistack_home: Path) -> None:
+    import json
+
+    from aistack_tui.llm.models_cache import CACHE_VERSION
+
+    path = cache_path(aistack_home)
+    path.parent.mkdir(parents=True)
+    good = {"fetched_at": 1.0, "base_url": None, "models": [{"id": "m-1", "context_window": 9}]}
+    path.write_text(json.dumps({"version": CACHE_VERSION, "providers": {
+        "openai": good,
+        "google": {"fetched_at": "soon", "base_url": None, "models": []},
+        "anthropic": {"fetched_at": 1.0, "base_url": None, "models": ["not an object"]},
+        "groq": {"fetched_at": 1.0, "base_url": None},
+        "xai": {"fetched_at": 1.0, "base_url": None, "models": [{"context_window": 5}]},
+        "deepseek": [1, 2],
+    }}))
+    listings = read_cache(aistack_home)
+    assert list(listings) == ["openai"]
+    assert [(m.id, m.context_window) for m in listings["openai"].models] == [("m-1", 9)]
