@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import AsyncGenerator, Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -222,7 +222,7 @@ class LineRepl:
 
 
 @contextlib.contextmanager
-def _sigint_handler(callback: Callable[[], None]) -> Iterator[None]:
+def _sigint_handler(callback: Callable[[], None]) -> Generator[None, None, None]:
     """Route SIGINT to `callback` on the running loop (Unix); elsewhere leave it be."""
     loop = asyncio.get_running_loop()
     try:
@@ -274,7 +274,7 @@ async def run_line_mode(
 
 
 @contextlib.contextmanager
-def _plain_output_when_dumb(io: LineIO) -> Iterator[None]:
+def _plain_output_when_dumb(io: LineIO) -> Generator[None, None, None]:
     """On a dumb terminal prompt_toolkit still uses its line-by-line prompt, but its output
     object writes cursor escapes (show/hide) whenever a prompt is created; an Emacs shell
     buffer would print them. Its plain-text output writes none."""
