@@ -118,6 +118,7 @@ async def open_session(
             home=config.home,
             session_id=info.id,
             additional_directories=list(engine.additional_directories),
+            env=dict(settings.env),
         )
         tools = ToolRegistry(builtin_tools())
         runner = ToolRunner(
@@ -152,7 +153,8 @@ async def open_session(
             from aistack_tui.agent.hooks import HookRunner
 
             hook_runner = HookRunner(
-                hooks, session_id=info.id, cwd=config.cwd, project_root=config.project_root
+                hooks, session_id=info.id, cwd=config.cwd, project_root=config.project_root,
+                env=settings.env,
             )
             runner.pre_tool_hook = hook_runner.pre_tool_use
             runner.post_tool_hook = hook_runner.post_tool_use

@@ -24,7 +24,7 @@ GUARD = """#!{python}
 import json, os, sys
 event = json.load(sys.stdin)
 with open(os.path.join(os.environ["CLAUDE_PROJECT_DIR"], "hook-events.jsonl"), "a") as log:
-    log.write(json.dumps(event) + "\\n")
+    log.write(json.dumps({{**event, "team_marker": os.environ.get("TEAM_MARKER")}}) + "\\n")
 path = event["tool_input"].get("file_path", "")
 if path.endswith("protected.txt"):
     print(json.dumps({{"hookSpecificOutput": {{
@@ -47,11 +47,13 @@ def claude_code_project(repo: Path) -> None:
     (repo / ".claude" / "settings.json").write_text(json.dumps({
         "$schema": "https://json.schemastore.org/claude-code-settings.json",
         "permissions": {
-            "allow": ["Bash(touch made-by-rule.txt)", "Edit(/docs/**)"],
+            "allow": ["Bash(touch made-by-rule.txt)", "Bash(printenv TEAM_MARKER)",
+                      "Edit(/docs/**)"],
             "deny": ["Read(./.env)", "Read(./private/**)"],
         },
         "hooks": {"PreToolUse": [{"matcher": "Edit|Write", "hooks": [
             {"type": "command", "command": '"$CLAUDE_PROJECT_DIR"/.claude/hooks/guard.py'}]}]},
+        "env": {"TEAM_MARKER": "from-claude-settings"},
         "model": "claude-opus-4-1",
     }))
     (repo / "docs").mkdir()
@@ -67,6 +69,7 @@ CALLS = [
     ToolCall("Write", {"file_path": "docs/blocked.txt", "content": "no\n"}),
     ToolCall("Read", {"file_path": "private/notes.txt"}),
     ToolCall("Read", {"file_path": ".env"}),
+    ToolCall("Bash", {"command": "printenv TEAM_MARKER"}),
 ]
 
 
@@ -105,7 +108,10 @@ def test_claude_code_settings_apply_as_documented_once_trusted(git_repo: Path) -
               (git_repo / "hook-events.jsonl").read_text().splitlines()]
     assert sorted(e["tool_input"]["file_path"] for e in events) == [
         "docs/blocked.txt", "docs/ok.md", "docs/protected.txt"]
+    # env: the variables reach Bash commands and hooks
+    assert "from-claude-settings" in told
     for event in events:
+        assert event["team_marker"] == "from-claude-settings"
         assert event["hook_event_name"] == "PreToolUse" and event["tool_name"] == "Write"
         assert event["session_id"] == result["session_id"]
         assert Path(event["cwd"]).resolve() == git_repo.resolve()
@@ -118,10 +124,24 @@ def test_untrusted_claude_code_settings_grant_and_run_nothing(git_repo: Path) ->
     assert not (git_repo / "docs" / "ok.md").exists()
     assert not (git_repo / "hook-events.jsonl").exists()  # and so does the hook
     assert "PRIVATE-NOTES-7788" not in told  # deny rules apply without trust
+    assert "from-claude-settings" not in told  # env waits for trust too
     assert "touch made-by-rule.txt" in denied_inputs(result)
     notice = next(line for line in stderr.splitlines() if "not trusted" in line)
     assert "allow rule Edit(./docs/**)" in notice
     assert "hooks in .claude/settings.json" in notice
+
+
+def test_the_users_claude_env_points_the_provider(git_repo: Path, tmp_path: Path) -> None:
+    """`env` in ~/.claude/settings.json sets the provider's base URL and key, as it does for
+    Claude Code: the run reaches the server only through it."""
+    with FakeLLMServer([Turn(text="reached through env")]) as server:
+        user_claude = tmp_path / "user-home" / ".claude"  # HOME of every test (conftest)
+        user_claude.mkdir()
+        (user_claude / "settings.json").write_text(json.dumps({"env": server.env("anthropic")}))
+        proc = run_aistack(["-p", "hi", "--model", MODEL], cwd=git_repo)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.strip() == "reached through env"
+        assert len(server.model_requests) == 1
 
 
 def test_doctor_names_claude_files_ignored_keys_and_what_waits_for_trust(
