@@ -67,7 +67,7 @@ def build_provider(config: RunConfig, model_string: str) -> tuple[Provider, Mode
     if pconfig.needs_key and not pconfig.api_key:
         names = " or ".join(pconfig.key_env_vars) or "an api key in settings"
         raise NoProviderError(f"no API key for {provider_name}: set {names}")
-    info = lookup_model(pconfig.name, model, settings.models)
+    info = lookup_model(pconfig.name, model, settings.models, home=config.home)
     return create_provider(pconfig, model), info
 
 
