@@ -14,12 +14,13 @@ import json
 import re
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Protocol, cast
 
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as genai_types
 
+from aistack_tui.json_values import as_list, as_object
 from aistack_tui.llm._shared import (
     DEFAULT_TIMEOUT,
     complete_via_stream,
@@ -61,6 +62,23 @@ _REFUSALS = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", 
 _RETRY_DELAY = re.compile(r"^(\d+(?:\.\d+)?)s$")
 
 
+class _GeminiModels(Protocol):
+    """The two calls made on `client.aio.models`, typed with the contents we send: the
+    SDK's own parameter unions name `PIL.Image`, unknown to a type checker without Pillow."""
+
+    async def generate_content_stream(
+        self,
+        *,
+        model: str,
+        contents: list[genai_types.Content],
+        config: genai_types.GenerateContentConfig,
+    ) -> AsyncIterator[genai_types.GenerateContentResponse]: ...
+
+    async def count_tokens(
+        self, *, model: str, contents: list[genai_types.Content]
+    ) -> genai_types.CountTokensResponse: ...
+
+
 class GoogleProvider:
     """A Gemini model behind `google.genai.Client(...).aio` (Gemini Developer API)."""
 
@@ -88,6 +106,7 @@ class GoogleProvider:
         self._client = genai.Client(
             api_key=api_key, vertexai=False, http_options=genai_types.HttpOptions(**options)
         )
+        self._models: _GeminiModels = self._client.aio.models
 
     # --- request ---------------------------------------------------------------------
 
@@ -178,7 +197,7 @@ class GoogleProvider:
         config = self.build_config(request)
         state = _StreamState()
         try:
-            chunks = await self._client.aio.models.generate_content_stream(
+            chunks = await self._models.generate_content_stream(
                 model=self.model,
                 contents=[genai_types.Content.model_validate(c) for c in contents],
                 config=genai_types.GenerateContentConfig.model_validate(config),
@@ -219,9 +238,15 @@ class GoogleProvider:
 
     def _api_error(self, e: genai_errors.APIError) -> ProviderError:
         message = e.message or str(e)
-        status = int(e.code) if isinstance(e.code, int) else 500
-        headers = getattr(e.response, "headers", None)
-        retry_after = retry_after_from_headers(headers) or _retry_delay(e.details)
+        # The SDK annotates `code` as int but falls back to the body's code, which may be
+        # missing; `response` is typed with a class it never imports and `details` is the
+        # raw error body, so all three are read as plain objects.
+        code = cast(object, e.code)
+        status = code if isinstance(code, int) else 500
+        response = cast(object, e.response)  # pyright: ignore[reportUnknownMemberType]
+        details = cast(object, e.details)  # pyright: ignore[reportUnknownMemberType]
+        headers = getattr(response, "headers", None)
+        retry_after = retry_after_from_headers(headers) or _retry_delay(details)
         if "overload" in message.lower():
             return OverloadedError(
                 message, provider=self.name, status_code=status, retry_after=retry_after
@@ -237,7 +262,7 @@ class GoogleProvider:
         """The API's count of the contents, plus an estimate of the system prompt and
         tools (the Developer API's countTokens accepts neither); all estimated on error."""
         try:
-            result = await self._client.aio.models.count_tokens(
+            result = await self._models.count_tokens(
                 model=self.model,
                 contents=[
                     genai_types.Content.model_validate(c)
@@ -253,12 +278,14 @@ class GoogleProvider:
         await self._client.aio.aclose()
 
 
-def _retry_delay(details: Any) -> float | None:
+def _retry_delay(details: object) -> float | None:
     """Gemini's 429 carries `RetryInfo.retryDelay` ("12s") in the error details."""
-    error = details.get("error", details) if isinstance(details, dict) else None
-    items = error.get("details") if isinstance(error, dict) else None
-    for item in items if isinstance(items, list) else []:
-        delay = item.get("retryDelay") if isinstance(item, dict) else None
+    body = as_object(details)
+    error = as_object(body.get("error", body)) if body is not None else None
+    items = as_list(error.get("details")) if error is not None else None
+    for item in items or []:
+        entry = as_object(item)
+        delay = entry.get("retryDelay") if entry is not None else None
         match = _RETRY_DELAY.match(delay) if isinstance(delay, str) else None
         if match:
             return float(match.group(1))
@@ -315,7 +342,7 @@ class _StreamState:
         self.finish_message: str | None = None
         self.usage = Usage()
 
-    def handle(self, chunk: Any) -> list[StreamEvent]:
+    def handle(self, chunk: genai_types.GenerateContentResponse) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         if chunk.usage_metadata is not None:
             self.usage = _usage(chunk.usage_metadata)
@@ -324,12 +351,11 @@ class _StreamState:
             for part in (content.parts if content is not None else None) or []:
                 events.extend(self._part(part))
             if candidate.finish_reason is not None:
-                reason = candidate.finish_reason
-                self.finish_reason = str(getattr(reason, "value", reason))
+                self.finish_reason = str(candidate.finish_reason.value)
                 self.finish_message = candidate.finish_message
         return events
 
-    def _part(self, part: Any) -> list[StreamEvent]:
+    def _part(self, part: genai_types.Part) -> list[StreamEvent]:
         signature = (
             base64.b64encode(part.thought_signature).decode() if part.thought_signature else None
         )
@@ -396,7 +422,8 @@ class _StreamState:
         return blocks
 
 
-def _usage(meta: Any) -> Usage:
+def _usage(meta: genai_types.GenerateContentResponseUsageMetadata) -> Usage:
+
     """Gemini counts cached tokens inside the prompt and thoughts outside the candidates."""
     prompt = int(meta.prompt_token_count or 0)
     cached = int(meta.cached_content_token_count or 0)

@@ -15,9 +15,12 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
+
+from aistack_tui.json_values import as_list, as_object
 
 CACHE_TTL_SECONDS = 3600.0
 """Short, so a deprecation or a new model shows within the hour of a session starting."""
@@ -48,7 +51,8 @@ class EndpointModel:
     """False for models that cannot hold a conversation (embeddings, speech, images)."""
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> EndpointModel:
+    def from_json(cls, data: Mapping[str, Any]) -> EndpointModel:
+
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -110,22 +114,32 @@ def _parse(path: Path) -> dict[str, ProviderListing]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(data, dict) or data.get("version") != CACHE_VERSION:
+    cache = as_object(data)
+    if cache is None or cache.get("version") != CACHE_VERSION:
         return {}
-    providers = data.get("providers")
     listings: dict[str, ProviderListing] = {}
-    if not isinstance(providers, dict):
-        return listings
-    for name, raw in providers.items():
+    for name, raw in (as_object(cache.get("providers")) or {}).items():
+        # One damaged entry does not hide the others.
+        entry = as_object(raw) or {}
+        fetched_at, base_url = entry.get("fetched_at"), entry.get("base_url")
+        models = [as_object(m) for m in as_list(entry.get("models")) or [None]]
+        if (
+            not isinstance(fetched_at, int | float)
+            or not isinstance(base_url, str | None)
+            or None in models
+        ):
+            continue
         try:
-            listings[str(name)] = ProviderListing(
-                fetched_at=float(raw["fetched_at"]),
-                base_url=raw.get("base_url"),
-                models=tuple(EndpointModel.from_json(m) for m in raw["models"]),
+            listings[name] = ProviderListing(
+                fetched_at=float(fetched_at),
+                base_url=base_url,
+                models=tuple(EndpointModel.from_json(m) for m in models if m is not None),
             )
-        except (KeyError, TypeError, ValueError, AttributeError):
-            continue  # one damaged entry does not hide the others
+        except TypeError:  # a model entry without its required fields
+            continue
+
     return listings
+
 
 
 def read_listing(home: Path, provider: str) -> ProviderListing | None:

@@ -11,10 +11,17 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, cast
 
 import openai
+from openai.types.chat.chat_completion_chunk import (
+    ChatCompletionChunk,
+    ChoiceDelta,
+    ChoiceDeltaToolCall,
+)
+from openai.types.completion_usage import CompletionUsage
 
+from aistack_tui.json_values import as_object
 from aistack_tui.llm._shared import (
     DEFAULT_TIMEOUT,
     complete_via_stream,
@@ -114,7 +121,11 @@ class OpenAIProvider:
         params = self.build_params(request)
         state = _StreamState()
         try:
-            chunks = await self._client.chat.completions.create(**params)
+            # `**params` hides `stream=True` from the overloads, so name the stream type.
+            chunks = cast(
+                "openai.AsyncStream[ChatCompletionChunk]",
+                await self._client.chat.completions.create(**params),
+            )
             async with chunks:
                 async for chunk in chunks:
                     for out in state.handle(chunk):
@@ -170,12 +181,10 @@ class OpenAIProvider:
 
 
 def _status_message(e: openai.APIStatusError) -> str:
-    body = e.body
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        if isinstance(error, dict) and isinstance(error.get("message"), str):
-            return error["message"]
-    return e.message
+    body = as_object(e.body)
+    error = as_object(body.get("error", body)) if body is not None else None
+    message = error.get("message") if error is not None else None
+    return message if isinstance(message, str) else e.message
 
 
 def _body_type(body: object, message: str) -> str | None:
@@ -185,8 +194,9 @@ def _body_type(body: object, message: str) -> str | None:
     or only in the message ("The server is overloaded").
     """
     kind = None
-    if isinstance(body, dict):
-        value = body.get("code") or body.get("type")
+    fields = as_object(body)
+    if fields is not None:
+        value = fields.get("code") or fields.get("type")
         kind = value if isinstance(value, str) else None
     if "overload" in (kind or "") or "overload" in message.lower():
         return "overloaded_error"
@@ -296,21 +306,22 @@ class _StreamState:
         self.invalid: dict[str, dict[str, str]] = {}
         self.inputs: dict[int, dict[str, Any]] = {}
 
-    def handle(self, chunk: Any) -> list[StreamEvent]:
+    def handle(self, chunk: ChatCompletionChunk) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         if chunk.usage is not None:
             self.usage = _usage(chunk.usage)
         for choice in chunk.choices or []:
             if choice.index:
                 continue  # we ask for one choice; ignore any others
-            delta = choice.delta
+            # Chunks are built without validation: a compatible server may omit `delta`.
+            delta = cast("ChoiceDelta | None", choice.delta)
             if delta is not None:
                 events.extend(self._delta(delta))
             if choice.finish_reason:
                 self.finish_reason = choice.finish_reason
         return events
 
-    def _delta(self, delta: Any) -> list[StreamEvent]:
+    def _delta(self, delta: ChoiceDelta) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         # DeepSeek sends `reasoning_content`, OpenRouter and vLLM `reasoning`.
         reasoning = getattr(delta, "reasoning_content", None) or getattr(delta, "reasoning", None)
@@ -324,7 +335,7 @@ class _StreamState:
             events.extend(self._tool_fragment(fragment))
         return events
 
-    def _tool_fragment(self, fragment: Any) -> list[StreamEvent]:
+    def _tool_fragment(self, fragment: ChoiceDeltaToolCall) -> list[StreamEvent]:
         events: list[StreamEvent] = []
         function = fragment.function
         name = (function.name if function else None) or ""
@@ -375,7 +386,7 @@ class _StreamState:
         return out
 
 
-def _usage(usage: Any) -> Usage:
+def _usage(usage: CompletionUsage) -> Usage:
     """Map OpenAI's counts onto Anthropic's: cached tokens are part of prompt_tokens."""
     prompt = int(usage.prompt_tokens or 0)
     details = getattr(usage, "prompt_tokens_details", None)

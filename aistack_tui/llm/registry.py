@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, TypeAlias, cast
 
 from aistack_tui.llm.errors import AuthError
 from aistack_tui.llm.provider import Provider
@@ -149,9 +149,13 @@ def known_provider_names(custom_providers: Mapping[str, Any] | None = None) -> l
     return names
 
 
-def _get(obj: Any, key: str) -> Any:
+def _get(obj: object, key: str) -> Any:
     """A field of a settings entry, whether it is a dict or a pydantic model."""
-    value = obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
+    if isinstance(obj, Mapping):
+        value = cast("Mapping[str, Any]", obj).get(key)
+    else:
+        value = getattr(obj, key, None)
+
     if value is not None and hasattr(value, "get_secret_value"):
         value = value.get_secret_value()  # pydantic SecretStr
     return value
@@ -184,7 +188,7 @@ def resolve_provider_config(
     custom_providers = custom_providers or {}
     provider_overrides = provider_overrides or {}
     name = canonical_name(name)
-    override = provider_overrides.get(name) or {}
+    override = _as_dict(provider_overrides.get(name))
 
     builtin = KNOWN_PROVIDERS.get(name)
     custom = custom_providers.get(name)
@@ -238,10 +242,14 @@ def resolve_provider_config(
     )
 
 
-def _as_dict(obj: Any) -> dict[str, Any]:
+def _as_dict(obj: object) -> dict[str, Any]:
+    """A settings entry (dict, pydantic model or None) as a dict of its set fields."""
+    if obj is None:
+        return {}
     if isinstance(obj, Mapping):
-        return dict(obj)
+        return dict(cast("Mapping[str, Any]", obj))
     return {k: _get(obj, k) for k in ("api_key", "base_url", "api_key_env") if _get(obj, k)}
+
 
 
 def create_provider(config: ProviderConfig, model: str, **options: Any) -> Provider:

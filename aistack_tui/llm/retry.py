@@ -47,7 +47,8 @@ class RetryPolicy:
     """Relative spread: 0.2 turns a 4 s delay into anything from 3.2 s to 4.8 s, so
     clients that failed together do not all come back at the same instant."""
     strategy: BackoffStrategy = "exponential"
-    per_error: Mapping[str, BackoffStrategy] = field(default_factory=dict)
+    per_error: Mapping[str, BackoffStrategy] = field(default_factory=dict[str, BackoffStrategy])
+
     """Strategy by error class name (`RateLimitError`, `OverloadedError`, `ServerError`,
     `ProviderConnectionError`, `ProviderTimeoutError`), overriding `strategy`."""
 

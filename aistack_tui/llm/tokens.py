@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import assert_type
 
 from aistack_tui.llm.types import (
     ImageBlock,
@@ -53,8 +54,10 @@ def estimate_message_tokens(message: Message) -> int:
         elif isinstance(block, ToolUseBlock):
             total += TOOL_OVERHEAD + estimate_tokens(block.name)
             total += estimate_tokens(json.dumps(block.input, ensure_ascii=False))
-        elif isinstance(block, ToolResultBlock):
+        else:
+            assert_type(block, ToolResultBlock)  # the type checker sees every kind handled
             total += TOOL_OVERHEAD
+
             if isinstance(block.content, str):
                 total += estimate_tokens(block.content)
             else:

@@ -148,7 +148,7 @@ class LLMRequest(BaseModel):
 
     system: str = ""
     messages: list[Message]
-    tools: list[ToolSpec] = Field(default_factory=list)
+    tools: list[ToolSpec] = Field(default_factory=list[ToolSpec])
     max_tokens: int = 8192
     temperature: float | None = None
     stop_sequences: list[str] = Field(default_factory=list)
@@ -213,7 +213,8 @@ class StreamDone:
 
     message: Message
     stop_reason: str = "end_turn"
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict[str, Any])
+
 
 
 StreamEvent: TypeAlias = (

@@ -248,3 +248,18 @@ async def test_gemini_malformed_function_call_is_retried(
     assert isinstance(retrying.error, ServerError)
     assert "malformed function call" in str(retrying.error)
     assert isinstance(events[-1], StreamDone)
+
+
+def test_gemini_retry_info_in_the_error_body_gives_the_delay() -> None:
+    """Gemini's 429 says when to come back in a google.rpc.RetryInfo detail of the body
+    (the SDK keeps the whole body as `APIError.details`); anything else gives no delay."""
+    from aistack_tui.llm.google import _retry_delay
+
+    retry_info = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "12.5s"}
+    quota = {"@type": "type.googleapis.com/google.rpc.QuotaFailure", "violations": []}
+    body = {"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [quota, retry_info]}}
+    assert _retry_delay(body) == 12.5
+    assert _retry_delay(body["error"]) == 12.5, "a body without the error envelope"
+    assert _retry_delay({"error": {"details": [{"retryDelay": "soon"}]}}) is None
+    assert _retry_delay({"error": {"details": "12s"}}) is None
+    assert _retry_delay(["not", "an", "object"]) is None
