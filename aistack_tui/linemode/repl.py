@@ -246,6 +246,8 @@ async def run_line_mode(
 ) -> int:
     """Open a session for `config` and run the REPL; the process exit code."""
     from aistack_tui.bootstrap import open_session
+    from aistack_tui.linemode.setup import ask_provider_key
+    from aistack_tui.session.config import NoProviderError
     from aistack_tui.settings.layers import ConfigError
 
     io = io or default_io()
@@ -257,9 +259,14 @@ async def run_line_mode(
     if picker:
         config.resume = None  # no picker in a scrolling terminal: /resume lists sessions
     try:
-        session = await open_session(config, approver, interactive=True)
+        try:
+            session = await open_session(config, approver, interactive=True)
+        except NoProviderError:
+            if not await ask_provider_key(config, io, renderer):
+                raise
+            session = await open_session(config, approver, interactive=True)
     except ConfigError as e:  # NoProviderError too: the message names the variables
-        (io.errors or io.console).print(Text(f"aistack: {e}", style="red"))
+        (io.errors or io.console).print(Text(f"aistack: {e}", style="red"), soft_wrap=True)
         return EXIT_USAGE
     approver.on_interrupt = session.interrupt
     try:

@@ -64,8 +64,8 @@ class Run:
 
     async def __call__(self, keys: str, prompt: str | None = None, **options: Any) -> int:
         self.pipe.send_text(keys)
-        config = make_run_config(cwd=self.repo, model=MODEL, no_memory=True,
-                                 no_knowledge=True, **options)
+        options.setdefault("model", MODEL)
+        config = make_run_config(cwd=self.repo, no_memory=True, no_knowledge=True, **options)
         io_ = LineIO(self.console, self.pipe, DummyOutput())
         return await asyncio.wait_for(run_line_mode(config, prompt, io_), 60)
 
@@ -213,3 +213,27 @@ async def test_a_configuration_error_exits_2_with_one_line(
 async def test_a_missing_key_exits_2_naming_the_variable(run: Run) -> None:
     assert await run(CTRL_D) == 2
     assert "ANTHROPIC_API_KEY" in run.text
+
+
+async def test_with_no_provider_the_key_asked_for_is_saved_and_used(
+    run: Run, monkeypatch: pytest.MonkeyPatch, aistack_home: Path
+) -> None:
+    with FakeLLMServer([Turn(text="hello with the pasted key")]) as server:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.url)  # a base URL, but no key
+        code = await run("1\rpasted-key\rhi\r" + CTRL_D, model=None)
+        assert code == 0
+        assert server.model_requests[0].api_key == "pasted-key"
+    saved = json.loads((aistack_home / "credentials.json").read_text())
+    assert saved == {"anthropic": "pasted-key"}
+    assert (aistack_home / "credentials.json").stat().st_mode & 0o077 == 0
+    assert "pasted-key" not in run.text  # typed hidden
+    assert "hello with the pasted key" in run.text
+
+
+async def test_giving_up_the_setup_exits_2_naming_the_variables(
+    run: Run, aistack_home: Path
+) -> None:
+    assert await run("\r", model=None) == 2
+    last = run.text.splitlines()[-1]  # one line, however long
+    assert last.startswith("aistack: no LLM provider is configured") and "ANTHROPIC_API_KEY" in last
+    assert not (aistack_home / "credentials.json").exists()
