@@ -246,6 +246,19 @@ def _command_items(config: RunConfig) -> list[TrustItem]:
     return items
 
 
+def untrusted_command_names(config: RunConfig) -> set[str]:
+    """Project slash commands whose current `allowed-tools` the user has not agreed to.
+
+    Asked when the commands are loaded, not from the decision taken at start-up, so a
+    command file added or changed since then grants nothing until it is trusted too."""
+    from aistack_tui.settings.trust import untrusted
+
+    if config.trust_project:
+        return set()
+    pending = untrusted(config.home, config.project_root, _command_items(config))
+    return {item.name for item in pending}
+
+
 def project_trust_items(config: RunConfig) -> list[TrustItem]:
     """Everything in the project's files that runs a program, widens rights or redirects
     a key, in the order the trust dialog lists it."""

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from aistack_tui.sessions.models import SessionInfo
     from aistack_tui.sessions.sqlite_store import SqliteSessionStore
     from aistack_tui.settings.trust import TrustItem
+    from aistack_tui.skills.commands import CommandSet
     from aistack_tui.skills.registry import SkillRegistry
     from aistack_tui.tools.base import ToolContext
     from aistack_tui.wiring import Extensions
@@ -124,6 +125,7 @@ class LiveSession:
         self.router = router
         self.checkpoints: CheckpointManager | None = None
         self._untrusted = list(untrusted or [])
+        self._next_run_rules: list[str] = []
         self._model_string = model_string
         self._titled = bool(agent.messages)  # a resumed session keeps its title
         self._recorded_usage = agent.totals.usage
@@ -221,10 +223,40 @@ class LiveSession:
         Closing the generator early (a front end cancelled on Esc) closes the agent's
         stream, whose `finally` blocks persist what was said so far.
         """
-        async with contextlib.aclosing(self.agent.run(prompt)) as events:
-            async for event in events:
-                yield event
+        granted = self._grant_next_run_rules()
+        try:
+            async with contextlib.aclosing(self.agent.run(prompt)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            for rule in granted:
+                self.engine.revoke_session(rule)
         await self.record_usage()
+
+    def allow_during_next_run(self, rules: Sequence[str]) -> None:
+        """Rules allowed without asking during the next `run` only: a slash command's
+        `allowed-tools`. Raises ConfigError for a rule that does not parse."""
+        from aistack_tui.permissions.rules import RuleError, parse_rule
+
+        for rule in rules:
+            try:
+                parse_rule(rule, "allowed-tools")
+            except RuleError as e:
+                raise ConfigError(str(e)) from e
+        self._next_run_rules = list(rules)
+
+    def _grant_next_run_rules(self) -> list[str]:
+        """Grant the rules for this run; only the ones not granted already are returned
+        (to be revoked after it), so a "don't ask again" grant outlives the run."""
+        rules, self._next_run_rules = self._next_run_rules, []
+        held = set(self.engine.session_grants())
+        granted: list[str] = []
+        for rule in rules:
+            if rule not in held:
+                self.engine.grant_session(rule)
+                granted.append(rule)
+                held.add(rule)
+        return granted
 
     def steer(self, text: str) -> None:
         """A message for the running turn, delivered at the agent's next opportunity."""
@@ -284,6 +316,18 @@ class LiveSession:
         return self.engine.revoke_session(rule)
 
     # --- extensions ----------------------------------------------------------------------
+
+    def custom_commands(self) -> CommandSet:
+        """The slash command files of the project and the user (`.claude/commands/`,
+        `.aistack/commands/`), read now; a project command's `allowed-tools` only once
+        the project's current version of it is trusted."""
+        from aistack_tui.skills.commands import CommandSet
+        from aistack_tui.trust_gate import untrusted_command_names
+
+        user_home = Path(self.config.env.get("HOME", str(Path.home())))
+        found = CommandSet.discover(self.config.project_root, self.config.home, user_home)
+        found.withhold_allowed_tools(untrusted_command_names(self.config))
+        return found
 
     def mcp_statuses(self) -> list[ServerStatus]:
         mcp = self.extensions.mcp

@@ -184,6 +184,8 @@ class AistackApp(App[int]):
         # Start-up warnings (MCP config, skills, checkpoints) now, not after the first prompt.
         for early in session.take_notices():
             await self.notice(early.text, early.level)
+        for problem in slash.register_custom_commands(self.commands, session):
+            await self.notice(f"Slash command skipped: {problem}", "warning")
         session.on_mcp_status(self._mcp_changed)
         for status in session.mcp_statuses():
             self._mcp_changed(status)

@@ -18,6 +18,7 @@ from textual.app import App
 if TYPE_CHECKING:
     from aistack_tui.session.live import LiveSession
     from aistack_tui.session.mentions import FileIndex
+    from aistack_tui.skills.commands import CustomCommand
     from aistack_tui.tui.renderer import Level
     from aistack_tui.tui.widgets.conversation import Conversation
     from aistack_tui.tui.widgets.prompt_input import PromptInput
@@ -114,6 +115,27 @@ def builtin_commands(*more: Iterable[SlashCommand]) -> SlashRegistry:
         for cmd in group:
             registry.add(cmd)
     return registry
+
+
+def custom_command(found: CustomCommand) -> SlashCommand:
+    """A command file (`.claude/commands/review.md`) as `/review`: its text, arguments
+    filled in, is sent as the prompt, with its `allowed-tools` allowed for that run."""
+
+    async def run(app: CommandHost, args: str) -> None:
+        if found.allowed_tools:
+            app.require_session().allow_during_next_run(found.allowed_tools)
+        await app.send_prompt(found.expand(args))
+
+    return SlashCommand(found.name, found.description, run, found.argument_hint)
+
+
+def register_custom_commands(registry: SlashRegistry, session: LiveSession) -> list[str]:
+    """Add the session's custom commands (a built-in keeps its name); the problems found
+    loading them, for the user to see."""
+    found = session.custom_commands().without(cmd.name for cmd in registry.all())
+    for custom in found.commands.values():
+        registry.add(custom_command(custom))
+    return found.problems
 
 
 def parse(text: str) -> tuple[str, str] | None:
