@@ -9,11 +9,12 @@ import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.core import ClientSideConnection
+from acp.interfaces import Client
 from acp.schema import (
     AgentMessageChunk,
     AllowedOutcome,
@@ -73,7 +74,9 @@ class EditorClient:
 async def acp_agent(client: EditorClient, repo: Path, server: FakeLLMServer
                     ) -> AsyncIterator[ClientSideConnection]:
     env = {**os.environ, **server.env("anthropic"), "AISTACK_MODEL": MODEL}
-    async with spawn_agent_process(client, *AISTACK, "acp", env=env, cwd=repo) as (conn, proc):
+    # An editor that offers no file system or terminal implements only these two methods.
+    editor = cast(Client, client)
+    async with spawn_agent_process(editor, *AISTACK, "acp", env=env, cwd=repo) as (conn, proc):
         init = await asyncio.wait_for(conn.initialize(
             protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities()), 30)
         assert init.protocol_version == PROTOCOL_VERSION
@@ -170,8 +173,15 @@ async def test_editor_session_prompts_edits_cancels_and_loads(
             assert "Hello from the fake model, in pieces." in replayed.text()
             assert any(isinstance(u, ToolCallStart) and u.tool_call_id == edit_id
                        for u in replayed.of(ToolCallStart))
+            # The model switches through its config option, from the next request on.
+            changed = await conn.set_config_option(
+                config_id="model", session_id=sid, value="anthropic/claude-haiku-4-5")
+            model_option = next(o for o in changed.config_options if o.id == "model")
+            assert model_option.current_value == "anthropic/claude-haiku-4-5"
             server.add(Turn(text="I remember."))
             done = await conn.prompt(session_id=sid, prompt=[text_block("still there?")])
             assert done.stop_reason == "end_turn"
-            sent = str(server.model_requests[-1].body["messages"])
+            last = server.model_requests[-1].body
+            assert last["model"] == "claude-haiku-4-5"
+            sent = str(last["messages"])
             assert "edit the title" in sent and "still there?" in sent

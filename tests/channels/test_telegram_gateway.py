@@ -149,3 +149,32 @@ async def test_token_never_reaches_the_logs(git_repo: Path, aistack_home: Path,
     logged = caplog.text + json.dumps([r.getMessage() for r in caplog.records])
     assert "getUpdates" in logged  # httpx/PTB logged the URLs at DEBUG ...
     assert tg.token not in logged and tg.token.split(":")[1] not in logged  # ... redacted
+
+
+async def test_chat_commands_switch_mode_model_and_conversation(
+        git_repo: Path, aistack_home: Path) -> None:
+    _settings(aistack_home)
+    with FakeTelegramServer() as tg, FakeLLMServer() as llm:
+        async with gateway(git_repo, aistack_home, tg, llm) as bot:
+            def said(text: str) -> bool:
+                return any(text in t for t in _texts(tg, OWNER))
+
+            tg.send_text(OWNER, "/mode plan")
+            await tg.await_for(lambda: said("mode: plan"))
+            session = bot.link.session(str(OWNER))
+            assert session is not None and session.mode == "plan"
+            tg.send_text(OWNER, "/mode yolo")
+            await tg.await_for(lambda: said("unknown permission mode"))
+            tg.send_text(OWNER, "/model anthropic/claude-haiku-4-5")
+            await tg.await_for(lambda: said("model: anthropic/claude-haiku-4-5"))
+            tg.send_text(OWNER, "/stop")
+            await tg.await_for(lambda: said("nothing is running"))
+            first = session.session_id
+            tg.send_text(OWNER, "/new")
+            await tg.await_for(lambda: said("new session"))
+            assert session.session_id != first
+            llm.add(Turn(text="on the new model"))
+            tg.send_text(OWNER, "hello again")
+            await tg.await_for(lambda: said("on the new model"))
+            assert llm.model_requests[-1].body["model"] == "claude-haiku-4-5"
+            assert len(llm.model_requests[-1].body["messages"]) == 1  # a fresh conversation

@@ -250,7 +250,7 @@ class FakeTelegramServer:
         with self.state.lock:
             return len(self.state.updates)
 
-    def wait_for(self, probe: Callable[[], _T], timeout: float = 15.0) -> _T:
+    def wait_for(self, probe: Callable[[], _T | None], timeout: float = 15.0) -> _T:
         """Poll `probe` until it returns something truthy; AssertionError on timeout."""
         deadline = time.monotonic() + timeout
         while True:
@@ -261,7 +261,7 @@ class FakeTelegramServer:
                 raise AssertionError(f"timed out after {timeout}s waiting for {probe}")
             time.sleep(0.02)
 
-    async def await_for(self, probe: Callable[[], _T], timeout: float = 15.0) -> _T:
+    async def await_for(self, probe: Callable[[], _T | None], timeout: float = 15.0) -> _T:
         """`wait_for` for async tests: yields to the event loop between polls."""
         deadline = time.monotonic() + timeout
         while True:

@@ -36,7 +36,8 @@ async def test_bot_reads_updates_and_answers_through_the_fake(tg: FakeTelegramSe
         assert await bot.get_updates(offset=updates[-1].update_id + 1, timeout=0) == ()
     [message] = tg.bot_messages(42)
     assert sent.text == "hi & bye"
-    assert edited.text == "plain now" and message.edits == ["plain now"]
+    assert not isinstance(edited, bool) and edited.text == "plain now"
+    assert message.edits == ["plain now"]
 
 
 async def test_callback_query_reaches_the_bot_and_is_answered_once(
