@@ -423,7 +423,6 @@ class _StreamState:
 
 
 def _usage(meta: genai_types.GenerateContentResponseUsageMetadata) -> Usage:
-
     """Gemini counts cached tokens inside the prompt and thoughts outside the candidates."""
     prompt = int(meta.prompt_token_count or 0)
     cached = int(meta.cached_content_token_count or 0)

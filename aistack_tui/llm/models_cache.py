@@ -52,7 +52,6 @@ class EndpointModel:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> EndpointModel:
-
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -137,9 +136,7 @@ def _parse(path: Path) -> dict[str, ProviderListing]:
             )
         except TypeError:  # a model entry without its required fields
             continue
-
     return listings
-
 
 
 def read_listing(home: Path, provider: str) -> ProviderListing | None:

@@ -155,7 +155,6 @@ def _get(obj: object, key: str) -> Any:
         value = cast("Mapping[str, Any]", obj).get(key)
     else:
         value = getattr(obj, key, None)
-
     if value is not None and hasattr(value, "get_secret_value"):
         value = value.get_secret_value()  # pydantic SecretStr
     return value
@@ -249,7 +248,6 @@ def _as_dict(obj: object) -> dict[str, Any]:
     if isinstance(obj, Mapping):
         return dict(cast("Mapping[str, Any]", obj))
     return {k: _get(obj, k) for k in ("api_key", "base_url", "api_key_env") if _get(obj, k)}
-
 
 
 def create_provider(config: ProviderConfig, model: str, **options: Any) -> Provider:

@@ -48,7 +48,6 @@ class RetryPolicy:
     clients that failed together do not all come back at the same instant."""
     strategy: BackoffStrategy = "exponential"
     per_error: Mapping[str, BackoffStrategy] = field(default_factory=dict[str, BackoffStrategy])
-
     """Strategy by error class name (`RateLimitError`, `OverloadedError`, `ServerError`,
     `ProviderConnectionError`, `ProviderTimeoutError`), overriding `strategy`."""
 

@@ -57,7 +57,6 @@ def estimate_message_tokens(message: Message) -> int:
         else:
             assert_type(block, ToolResultBlock)  # the type checker sees every kind handled
             total += TOOL_OVERHEAD
-
             if isinstance(block.content, str):
                 total += estimate_tokens(block.content)
             else:

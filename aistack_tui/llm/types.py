@@ -216,7 +216,6 @@ class StreamDone:
     extra: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
-
 StreamEvent: TypeAlias = (
     TextDelta
     | ThinkingDelta
