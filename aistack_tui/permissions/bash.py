@@ -152,7 +152,7 @@ def _statement(node: Node, ctx: AnalysisContext, depth: int) -> None:
         return
     if kind in _CONTAINERS or kind == "pipeline":
         if kind == "pipeline":
-            names = []
+            names: list[str] = []
             for child in node.named_children:
                 cmd = child
                 while (

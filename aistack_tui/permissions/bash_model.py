@@ -122,14 +122,14 @@ class FileAccess:
 @dataclass(slots=True)
 class BashAnalysis:
     command: str
-    parts: list[CommandPart] = field(default_factory=list)
-    files: list[FileAccess] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
+    parts: list[CommandPart] = field(default_factory=list[CommandPart])
+    files: list[FileAccess] = field(default_factory=list[FileAccess])
+    problems: list[str] = field(default_factory=list[str])
     # Pipelines as lists of argv[0] names, for guardrails such as `curl ... | sh`.
-    pipelines: list[list[str]] = field(default_factory=list)
-    function_bodies: list[str] = field(default_factory=list)
+    pipelines: list[list[str]] = field(default_factory=list[list[str]])
+    function_bodies: list[str] = field(default_factory=list[str])
     # Variables whose names say they hold a credential (`$GITHUB_TOKEN`), wherever expanded.
-    credential_vars: list[str] = field(default_factory=list)
+    credential_vars: list[str] = field(default_factory=list[str])
 
 
 class AnalysisContext:

@@ -13,7 +13,7 @@ import re
 import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 from aistack_tui.permissions import modes
@@ -50,6 +50,7 @@ from aistack_tui.permissions.rules import (
 from aistack_tui.permissions.types import (
     READ_ONLY_GRANT,
     Behavior,
+    CallSpec,
     Decision,
     ExecGrant,
     ExecTier,
@@ -246,8 +247,10 @@ class PermissionEngine:
 
     def _check(self, request: PermissionRequest) -> Decision:
         tool = request.tool_name
-        tool_input = request.tool_input if isinstance(request.tool_input, dict) else None
-        if tool_input is None:
+        tool_input = request.tool_input
+        # Typed as a dict, but built from what a model or a hook sent: anything else asks
+        # instead of failing somewhere below.
+        if not isinstance(cast(object, tool_input), dict):
             return Decision("ask", "the tool input is not an object")
         if not request.needs_permission or tool in AGENT_ONLY_TOOLS:
             rule = self._first(self._deny, tool, lambda r: r.kind in ("tool", "mcp"))
@@ -855,12 +858,12 @@ def _strictest(decisions: list[Decision]) -> Decision:
     return max(decisions, key=lambda d: _ORDER[d.behavior])
 
 
-def _test_label(test: dict[str, Any]) -> str:
+def _test_label(test: CallSpec) -> str:
     target = test.get("command") or test.get("path") or test.get("url") or ""
     return f"{test['tool']} {target}".strip()
 
 
-def request_for_test(test: dict[str, Any]) -> PermissionRequest:
+def request_for_test(test: CallSpec) -> PermissionRequest:
     """The request a settings self-test (or `permissions check`) describes."""
     tool = test["tool"]
     tool_input: dict[str, Any] = dict(test.get("input") or {})

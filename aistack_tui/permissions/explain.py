@@ -9,10 +9,11 @@ resolved), and self-tests (`permissions.tests`) whose expectation no longer hold
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from aistack_tui.json_values import as_list, as_object
 from aistack_tui.permissions.bash import SHELLS
 from aistack_tui.permissions.engine import PermissionEngine
 from aistack_tui.permissions.rules import (
@@ -171,7 +172,7 @@ def _literal(spec: str) -> str:
 
 
 def lint(
-    raw_layers: list[tuple[str, dict[str, Any]]],
+    raw_layers: Sequence[tuple[str, object]],
     project_root: Path,
     home: Path,
     mode: PermissionMode = "default",
@@ -179,34 +180,35 @@ def lint(
     """Every problem in every layer; an empty list means the settings are clean."""
     problems: list[LintProblem] = []
     parsed: dict[str, list[tuple[str, Rule]]] = {"allow": [], "ask": [], "deny": []}
-    clean_layers: list[tuple[str, dict[str, Any]]] = []
-    for source, perms in raw_layers:
-        if not isinstance(perms, dict):
+    clean_layers: list[tuple[str, dict[str, object]]] = []
+    for source, raw in raw_layers:
+        perms = as_object(raw)
+        if perms is None:
             problems.append(LintProblem(source, "permissions", "malformed", "must be an object"))
             continue
-        good: dict[str, Any] = {"tests": perms.get("tests", [])}
+        good_rules: dict[str, list[str]] = {}
         for key in ("allow", "ask", "deny"):
-            values = perms.get(key) or []
-            if not isinstance(values, list):
+            values = as_list(perms.get(key) or [])
+            if values is None:
                 problems.append(
                     LintProblem(
                         source, f"permissions.{key}", "malformed", "must be a list of strings"
                     )
                 )
                 continue
-            good[key] = []
+            good_rules[key] = []
             for text in values:
                 try:
                     rule = parse_rule(text, source)
                 except RuleError as e:
                     problems.append(LintProblem(source, str(text), "malformed", e.why))
                     continue
-                good[key].append(text)
+                good_rules[key].append(rule.text)
                 parsed[key].append((key, rule))
                 why = _never_matches(rule, key == "allow")
                 if why:
                     problems.append(LintProblem(source, rule.text, "never-matches", why))
-        clean_layers.append((source, good))
+        clean_layers.append((source, {"tests": perms.get("tests", []), **good_rules}))
     for key, weaker in (("allow", ("deny", "ask")), ("ask", ("deny",))):
         for _, rule in parsed[key]:
             for stronger in weaker:

@@ -13,8 +13,8 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
 
+from aistack_tui.json_values import as_list, as_object
 from aistack_tui.permissions.rules import Rule, RuleError, parse_rule
 
 SESSION_SOURCE = "session grant"
@@ -51,20 +51,21 @@ def append_allow_rule(path: Path, rule_text: str) -> bool:
     already there. Raises RuleError if the rule is malformed or the file can't be used.
     """
     parse_rule(rule_text, str(path))
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     if path.exists():
         try:
-            loaded = json.loads(path.read_text(encoding="utf-8") or "{}")
+            loaded = as_object(json.loads(path.read_text(encoding="utf-8") or "{}"))
         except (OSError, json.JSONDecodeError) as e:
             raise RuleError(str(path), rule_text, f"cannot update the file ({e})") from e
-        if not isinstance(loaded, dict):
+        if loaded is None:
             raise RuleError(str(path), rule_text, "the file is not a JSON object")
         data = loaded
-    perms = data.setdefault("permissions", {})
-    if not isinstance(perms, dict):
+    # The views share the parsed objects, so appending below changes `data` itself.
+    perms = as_object(data.setdefault("permissions", {}))
+    if perms is None:
         raise RuleError(str(path), rule_text, "'permissions' is not an object")
-    allow = perms.setdefault("allow", [])
-    if not isinstance(allow, list):
+    allow = as_list(perms.setdefault("allow", []))
+    if allow is None:
         raise RuleError(str(path), rule_text, "'permissions.allow' is not a list")
     if rule_text in allow:
         return False

@@ -302,8 +302,8 @@ _GIT_SHORT_FORBIDDEN = "Of"  # grep -O CMD (open in pager), grep/config -f FILE
 class ReadOnly:
     """A read-only verdict: the paths (and shell globs) the command reads."""
 
-    paths: list[str] = field(default_factory=list)
-    globs: list[str] = field(default_factory=list)
+    paths: list[str] = field(default_factory=list[str])
+    globs: list[str] = field(default_factory=list[str])
     recursive: bool = False
     """It reads whole directory trees below its paths."""
     git_content: bool = False

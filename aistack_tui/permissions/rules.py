@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Literal, TypeAlias, cast
 
 import pathspec
 
+from aistack_tui.json_values import as_list, as_object, as_str_list
 from aistack_tui.permissions.paths import real
+from aistack_tui.permissions.types import PERMISSION_MODES, SelfTest
 
 RuleKind: TypeAlias = Literal[
     "tool", "bash_exact", "bash_prefix", "bash_glob", "path", "domain", "mcp"
@@ -70,10 +73,10 @@ class RuleLayer:
     """The rules of one settings layer, as strings, plus its self-tests."""
 
     source: str
-    allow: list[str] = field(default_factory=list)
-    ask: list[str] = field(default_factory=list)
-    deny: list[str] = field(default_factory=list)
-    tests: list[dict[str, Any]] = field(default_factory=list)
+    allow: list[str] = field(default_factory=list[str])
+    ask: list[str] = field(default_factory=list[str])
+    deny: list[str] = field(default_factory=list[str])
+    tests: list[SelfTest] = field(default_factory=list[SelfTest])
 
 
 def _fail(source: str, text: str, why: str) -> RuleError:
@@ -141,8 +144,9 @@ def _parse_domain(text: str, spec: str, source: str) -> Rule:
     return Rule(text, "WebFetch", "domain", source, host)
 
 
-def parse_rule(text: str, source: str) -> Rule:
-    """Parse one rule string; raise RuleError (naming `source` and the rule) if malformed."""
+def parse_rule(text: object, source: str) -> Rule:
+    """Parse one rule string; raise RuleError (naming `source` and the rule) if malformed
+    (settings files can hold anything, so a rule that is not a string is one too)."""
     if not isinstance(text, str):
         raise _fail(source, repr(text), "a rule must be a string")
     stripped = text.strip()
@@ -200,47 +204,55 @@ def split_rule_list(values: list[str]) -> list[str]:
     return rules
 
 
-def _string_list(perms: dict[str, Any], key: str, source: str) -> list[str]:
+def _string_list(perms: dict[str, object], key: str, source: str) -> list[str]:
     value = perms.get(key, [])
     if value is None:
         return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+    strings = as_str_list(value)
+    if strings is None:
         raise RuleError(source, f"permissions.{key}", "must be a list of strings")
-    return list(value)
+    return list(strings)
 
 
 _TEST_KEYS = frozenset({"tool", "command", "path", "url", "input", "expect", "mode"})
 
 
-def _validate_test(test: Any, source: str) -> dict[str, Any]:
+def _validate_test(test: object, source: str) -> SelfTest:
     label = f"permissions.tests entry {test!r}"
-    if not isinstance(test, dict):
+    fields = as_object(test)
+    if fields is None:
         raise RuleError(source, label, "each test is an object")
-    unknown = set(test) - _TEST_KEYS
+    unknown = set(fields) - _TEST_KEYS
     if unknown:
         raise RuleError(source, label, f"unknown keys {sorted(unknown)}")
-    if not isinstance(test.get("tool"), str):
+    tool = fields.get("tool")
+    if not isinstance(tool, str):
         raise RuleError(source, label, "'tool' is required")
-    if test.get("expect") not in ("allow", "ask", "deny"):
+    if fields.get("expect") not in ("allow", "ask", "deny"):
         raise RuleError(source, label, "'expect' must be allow, ask or deny")
-    mode = test.get("mode")
-    if mode is not None and mode not in ("default", "acceptEdits", "plan", "bypassPermissions"):
+    mode = fields.get("mode")
+    if mode is not None and mode not in PERMISSION_MODES:
         raise RuleError(source, label, f"unknown mode {mode!r}")
-    if test["tool"] == "Bash" and not isinstance(test.get("command"), str):
+    if tool == "Bash" and not isinstance(fields.get("command"), str):
         raise RuleError(source, label, "a Bash test needs 'command'")
-    return dict(test)
+    for key in ("command", "path", "url"):
+        if key in fields and not isinstance(fields[key], str):
+            raise RuleError(source, label, f"'{key}' must be a string")
+    if "input" in fields and as_object(fields["input"]) is None:
+        raise RuleError(source, label, "'input' must be an object")
+    # Every key is checked above, so the entry is a SelfTest now.
+    return cast(SelfTest, dict(fields))
 
 
-def layers_from_settings(layers: list[tuple[str, dict[str, Any]]]) -> list[RuleLayer]:
+def layers_from_settings(layers: Sequence[tuple[str, object]]) -> list[RuleLayer]:
     """Validate the `permissions` dict of each settings layer into RuleLayers.
 
     Every rule is parsed here so a malformed one fails at load, naming its file.
     """
     result: list[RuleLayer] = []
-    for source, perms in layers:
+    for source, raw in layers:
+        perms = as_object({} if raw is None else raw)
         if perms is None:
-            perms = {}
-        if not isinstance(perms, dict):
             raise RuleError(source, "permissions", "must be an object")
         layer = RuleLayer(
             source=source,
@@ -250,8 +262,8 @@ def layers_from_settings(layers: list[tuple[str, dict[str, Any]]]) -> list[RuleL
         )
         for text in (*layer.allow, *layer.ask, *layer.deny):
             parse_rule(text, source)
-        tests = perms.get("tests", [])
-        if not isinstance(tests, list):
+        tests = as_list(perms.get("tests", []))
+        if tests is None:
             raise RuleError(source, "permissions.tests", "must be a list")
         layer.tests = [_validate_test(t, source) for t in tests]
         result.append(layer)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, Required, TypeAlias, TypedDict
 
 Behavior: TypeAlias = Literal["allow", "ask", "deny"]
 PermissionMode: TypeAlias = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
@@ -14,6 +14,25 @@ PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "plan",
     "bypassPermissions",
 )
+
+
+class CallSpec(TypedDict, total=False):
+    """A tool call in settings terms, as `permissions.tests` entries and `aistack
+    permissions check` write it: `input` is the tool input, and `command` (Bash), `path`
+    (file tools) or `url` (WebFetch) fill the usual key of it."""
+
+    tool: Required[str]
+    command: str
+    path: str
+    url: str
+    input: dict[str, Any]
+
+
+class SelfTest(CallSpec, total=False):
+    """One `permissions.tests` entry: a call and the decision it must get (in `mode`)."""
+
+    expect: Required[Behavior]
+    mode: PermissionMode
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,5 +116,5 @@ class PermissionDenial:
 
     tool_name: str
     tool_use_id: str
-    tool_input: dict[str, Any] = field(default_factory=dict)
+    tool_input: dict[str, Any] = field(default_factory=dict[str, Any])
     reason: str = ""

@@ -80,6 +80,30 @@ def test_layers_from_settings_rejects_bad_shapes() -> None:
         layers_from_settings([("s.json", {"tests": [{"tool": "Bash", "command": "ls"}]})])
 
 
+@pytest.mark.parametrize(
+    ("entry", "why"),
+    [
+        ({"tool": "Read", "path": ["a.py"], "expect": "allow"}, "'path' must be a string"),
+        ({"tool": "WebFetch", "url": 3, "expect": "ask"}, "'url' must be a string"),
+        ({"tool": "Edit", "input": "a.py", "expect": "ask"}, "'input' must be an object"),
+        ({"tool": "Read", "path": "a.py", "expect": "allow", "mode": "yolo"}, "unknown mode"),
+        ("Read a.py", "each test is an object"),
+    ],
+)
+def test_a_self_test_entry_of_the_wrong_shape_fails_at_load(entry: object, why: str) -> None:
+    with pytest.raises(RuleError, match=why) as info:
+        layers_from_settings([("s.json", {"tests": [entry]})])
+    assert info.value.source == "s.json"
+
+
+def test_settings_layers_that_are_not_objects_fail_and_none_is_empty() -> None:
+    assert layers_from_settings([("s.json", None)])[0].allow == []
+    with pytest.raises(RuleError, match="must be an object"):
+        layers_from_settings([("s.json", ["Read"])])
+    with pytest.raises(RuleError, match="a rule must be a string"):
+        parse_rule(3, "t.json")
+
+
 def test_split_rule_list_keeps_parenthesised_spaces_and_commas() -> None:
     assert split_rule_list(["Bash(git diff:*),Read  Edit", "Bash(npm run a, b)"]) == [
         "Bash(git diff:*)",

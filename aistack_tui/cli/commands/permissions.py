@@ -17,7 +17,7 @@ from aistack_tui.permissions.engine import PermissionEngine, request_for_test
 from aistack_tui.permissions.explain import format_decision, lint
 from aistack_tui.permissions.modes import parse_mode
 from aistack_tui.permissions.rules import RuleError, layers_from_settings
-from aistack_tui.permissions.types import PermissionMode
+from aistack_tui.permissions.types import CallSpec, PermissionMode
 
 EXIT_BY_BEHAVIOR = {"allow": 0, "ask": 1, "deny": 3}
 
@@ -100,7 +100,7 @@ def run(
     command = list(args.bash_command or [])
     if command[:1] == ["--"]:
         command = command[1:]
-    test: dict[str, Any] = {"tool": tool}
+    test: CallSpec = {"tool": tool}
     if tool == "Bash":
         if not command:
             sys.stderr.write(
