@@ -105,6 +105,8 @@ async def _run(
                 mcp_servers=[{"name": s.name, "status": s.status} for s in session.mcp_statuses()],
             )
         )
+        # `aistack -p "/review src/x.py"` runs a custom command as the TUI would.
+        prompt = session.expand_custom_command(prompt) or prompt
         async for event in session.run(prompt):
             formatter.event(event)
             report(event, config, err)

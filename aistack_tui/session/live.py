@@ -329,6 +329,19 @@ class LiveSession:
         found.withhold_allowed_tools(untrusted_command_names(self.config))
         return found
 
+    def expand_custom_command(self, text: str) -> str | None:
+        """The prompt for `text` when it calls a custom command (`/review src/x.py`), its
+        `allowed-tools` allowed for the next run; None when `text` calls none."""
+        if not text.startswith("/") or text.startswith("//"):
+            return None
+        name, _, arguments = text[1:].partition(" ")
+        found = self.custom_commands().get(name.strip())
+        if found is None:
+            return None
+        if found.allowed_tools:
+            self.allow_during_next_run(found.allowed_tools)
+        return found.expand(arguments.strip())
+
     def mcp_statuses(self) -> list[ServerStatus]:
         mcp = self.extensions.mcp
         return mcp.statuses() if mcp is not None else []
