@@ -43,6 +43,10 @@ class CommandHost(Protocol):
 
     def quit(self) -> None: ...
 
+    def command_names(self) -> list[tuple[str, str]]:
+        """(name, help) of every command offered, built-in and custom."""
+        ...
+
 
 Handler = Callable[[CommandHost, str], Awaitable[None]]
 
@@ -95,6 +99,10 @@ async def _help(host: CommandHost, args: str) -> None:
     lines = ["Commands:"]
     for cmd in sorted(COMMANDS.commands.values(), key=lambda c: c.name):
         lines.append(f"  /{cmd.name}{' ' + cmd.args if cmd.args else ''} — {cmd.help}")
+    custom = [(n, h) for n, h in host.command_names() if COMMANDS.get(n) is None]
+    if custom:
+        lines.append("Custom commands (docs/commands.md):")
+        lines += [f"  /{name} — {help_text}" for name, help_text in custom]
     lines.append("  @path attaches a file to the prompt · //text sends a prompt starting with /")
     lines.append(KEYS_HELP)
     _lines(host, lines)

@@ -80,12 +80,14 @@ class LineRepl:
         self.renderer = renderer
         self.approver = approver
         self.files = FileIndex(session.project_root)
+        self._custom: list[tuple[str, str]] = []
+        """(name, description) of the custom command files, for completion and /help."""
         self._preload = ""
         self._quit = False
         self.prompt = make_prompt_session(
             io,
             history=JsonLinesHistory(history_path),
-            completer=LineCompleter(COMMANDS.names, self.files),
+            completer=LineCompleter(self.command_names, self.files),
             mode=lambda: self.session.mode,
             on_cycle_mode=self.cycle_mode,
         )
@@ -137,6 +139,7 @@ class LineRepl:
             await self.handle(first_prompt)
         ctrl_c_pending = False
         while not self._quit:
+            self.refresh_custom_commands()
             default, self._preload = self._preload, ""
             try:
                 text = await self.prompt.prompt_async(default=default)
@@ -152,11 +155,34 @@ class LineRepl:
             await self.handle(text)
         return EXIT_OK
 
+    def command_names(self) -> list[tuple[str, str]]:
+        """Built-in commands, then the custom command files (a built-in name wins)."""
+        builtin = COMMANDS.names()
+        taken = {name for name, _ in builtin}
+        return builtin + [(n, h) for n, h in self._custom if n not in taken]
+
+    def refresh_custom_commands(self) -> None:
+        """Re-read the command files (`.claude/commands/`, `.aistack/commands/`, ...)."""
+        try:
+            found = self.session.custom_commands()
+        except OSError:
+            return
+        self._custom = [
+            (name, command.description or "custom command")
+            for name in found.names()
+            if (command := found.get(name)) is not None
+        ]
+
     async def handle(self, text: str) -> None:
         """One line the user sent: a command, or a prompt for the model."""
         if not text.strip():
             return
         command = parse(text.strip())
+        if command is not None and COMMANDS.get(command[0]) is None:
+            custom = self.session.expand_custom_command(text.strip())
+            if custom is not None:  # a command file: its text is the prompt
+                await self.run_turn(custom)
+                return
         if command is not None:
             await self.run_command(*command)
             return

@@ -237,3 +237,21 @@ async def test_giving_up_the_setup_exits_2_naming_the_variables(
     last = run.text.splitlines()[-1]  # one line, however long
     assert last.startswith("aistack: no LLM provider is configured") and "ANTHROPIC_API_KEY" in last
     assert not (aistack_home / "credentials.json").exists()
+
+
+async def test_a_custom_command_file_is_a_prompt_and_is_offered(
+    run: Run, fake_llm: FakeLLMServer, calc_repo: Path
+) -> None:
+    folder = calc_repo / ".aistack" / "commands"
+    folder.mkdir(parents=True)
+    (folder / "review.md").write_text(
+        "---\ndescription: Review a file for bugs\n---\nReview $ARGUMENTS for sign errors.\n")
+    (folder / "help.md").write_text("a file may not take a built-in name\n")
+    fake_llm.add(Turn(text="Found one."))
+    await run("/review calc.py\r/help\r" + CTRL_D)
+    body = json.dumps(fake_llm.model_requests[0].body)
+    assert "Review calc.py for sign errors." in body
+    text = run.text
+    assert "Found one." in text
+    assert "  /review — Review a file for bugs" in text
+    assert "/help — List the commands and keys" in text  # the built-in kept its name
