@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from aistack_tui.llm.provider import Provider
 from aistack_tui.llm.tokens import estimate_request_tokens
 from aistack_tui.llm.types import (
+    ContentBlock,
     LLMRequest,
     Message,
     TextBlock,
@@ -71,7 +72,7 @@ def truncate_old_tool_results(messages: list[Message], keep_recent: int) -> list
         if index >= cutoff or message.role != "user" or not message.tool_results():
             out.append(message)
             continue
-        content = []
+        content: list[ContentBlock] = []
         for block in message.content:
             if isinstance(block, ToolResultBlock) and len(block.text()) > MIN_RESULT_TO_TRUNCATE:
                 block = ToolResultBlock(

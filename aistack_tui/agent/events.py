@@ -81,7 +81,7 @@ class PermissionDecided:
     name: str
     behavior: Literal["allow", "deny"]
     reason: str
-    input: dict[str, Any] = field(default_factory=dict)
+    input: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,7 +48,7 @@ def _answer_calls(messages: list[Message]) -> list[Message]:
 
 
 def _unanswered(calls: list[ToolUseBlock], following: Message | None) -> list[ToolUseBlock]:
-    answered = {r.tool_use_id for r in following.tool_results()} if following else set()
+    answered = {r.tool_use_id for r in following.tool_results()} if following else set[str]()
     return [c for c in calls if c.id not in answered]
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from aistack_tui.agent.tool_runner import HookVerdict
+from aistack_tui.json_values import as_list, as_object
 from aistack_tui.llm.types import ToolResultBlock
 
 HOOK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart")
@@ -59,7 +60,8 @@ class HookResult:
     stderr: str
     timed_out: bool = False
 
-    def json(self) -> dict[str, Any]:
+    def json(self) -> dict[str, object]:
+        """The hook's stdout as a JSON object; {} when it printed anything else."""
         text = self.stdout.strip()
         if not text.startswith("{"):
             return {}
@@ -67,34 +69,39 @@ class HookResult:
             data = json.loads(text)
         except ValueError:
             return {}
-        return data if isinstance(data, dict) else {}
+        return as_object(data) or {}
 
 
 def parse_hooks(raw: dict[str, Any], source: str = "settings") -> dict[str, list[HookGroup]]:
     """Validate the `hooks` setting; raises HookConfigError naming the bad entry."""
     out: dict[str, list[HookGroup]] = {}
-    for event, groups in raw.items():
+    for event, value in raw.items():
         if event not in HOOK_EVENTS:
             raise HookConfigError(
                 f"{source}: unknown hook event {event!r} (known: {', '.join(HOOK_EVENTS)})"
             )
-        if not isinstance(groups, list):
+        groups = as_list(value)
+        if groups is None:
             raise HookConfigError(f"{source}: hooks.{event} must be a list")
         parsed: list[HookGroup] = []
-        for i, group in enumerate(groups):
+        for i, entry in enumerate(groups):
             where = f"{source}: hooks.{event}[{i}]"
-            if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
+            group = as_object(entry)
+            hooks = as_list(group.get("hooks", [])) if group is not None else None
+            if group is None or hooks is None:
                 raise HookConfigError(f"{where} must be {{'matcher': ..., 'hooks': [...]}}")
-            commands = []
-            for j, hook in enumerate(group.get("hooks", [])):
-                if not isinstance(hook, dict) or hook.get("type", "command") != "command" or (
-                    not isinstance(hook.get("command"), str)
+            commands: list[HookCommand] = []
+            for j, item in enumerate(hooks):
+                hook = as_object(item)
+                command = hook.get("command") if hook is not None else None
+                if hook is None or hook.get("type", "command") != "command" or (
+                    not isinstance(command, str)
                 ):
                     raise HookConfigError(f"{where}.hooks[{j}] needs type 'command' and a command")
                 timeout = hook.get("timeout", DEFAULT_TIMEOUT)
                 if not isinstance(timeout, int | float) or timeout <= 0:
                     raise HookConfigError(f"{where}.hooks[{j}].timeout must be a positive number")
-                commands.append(HookCommand(hook["command"], float(timeout)))
+                commands.append(HookCommand(command, float(timeout)))
             parsed.append(HookGroup(str(group.get("matcher", "")), tuple(commands)))
         out[event] = parsed
     return out
@@ -117,7 +124,7 @@ class HookRunner:
         self.session_id = session_id
         self.cwd = cwd
         self.project_root = project_root
-        self.notify = notify or (lambda _text: None)
+        self.notify: Callable[[str], None] = notify or (lambda _text: None)
         self.env = dict(env or {})
         """Variables the settings' `env` adds to every hook's environment."""
 
@@ -132,7 +139,7 @@ class HookRunner:
             **payload,
         }
         data = json.dumps(body).encode()
-        results = []
+        results: list[HookResult] = []
         for group in self.hooks.get(event, []):
             if not group.matches(tool):
                 continue
@@ -180,7 +187,7 @@ class HookRunner:
             data = result.json()
             if data.get("decision") == "block":
                 return HookVerdict(block_reason=str(data.get("reason", "blocked by hook")))
-            specific = data.get("hookSpecificOutput") or {}
+            specific = as_object(data.get("hookSpecificOutput")) or {}
             decision = specific.get("permissionDecision")
             reason = str(specific.get("permissionDecisionReason", ""))
             if decision is None and data.get("decision") == "approve":
@@ -204,7 +211,7 @@ class HookRunner:
             {"tool_name": tool_name, "tool_input": tool_input, "tool_response": response},
             tool_name,
         )
-        notes = []
+        notes: list[str] = []
         for r in results:
             data = r.json()
             if r.exit_code == BLOCK_EXIT and r.stderr.strip():
@@ -218,7 +225,7 @@ class HookRunner:
         if not self.has("UserPromptSubmit"):
             return None, ""
         results = await self._run("UserPromptSubmit", {"prompt": prompt}, None)
-        extra = []
+        extra: list[str] = []
         for r in results:
             if r.exit_code == BLOCK_EXIT:
                 return r.stderr.strip() or "blocked by a UserPromptSubmit hook", ""

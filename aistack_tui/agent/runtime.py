@@ -13,7 +13,7 @@ import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, final
 
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.compaction import (
@@ -34,7 +34,7 @@ from aistack_tui.agent.stops import (
 from aistack_tui.agent.tool_runner import ToolRunner
 from aistack_tui.llm import types as lt
 from aistack_tui.llm.errors import ProviderError
-from aistack_tui.llm.json_repair import INVALID_TOOL_INPUT
+from aistack_tui.llm.json_repair import INVALID_TOOL_INPUT, InvalidToolInput
 from aistack_tui.llm.model_info import ModelInfo, cost_usd
 from aistack_tui.llm.provider import Provider
 from aistack_tui.llm.retry import RetryPolicy, stream_with_retry
@@ -68,7 +68,7 @@ class UsageTotals:
     usage: lt.Usage = field(default_factory=lt.Usage)
     cost_usd: float | None = None
     api_ms: int = 0
-    by_model: dict[str, lt.Usage] = field(default_factory=dict)
+    by_model: dict[str, lt.Usage] = field(default_factory=dict[str, lt.Usage])
 
     def add(self, model: str, usage: lt.Usage, cost: float | None) -> None:
         self.usage = self.usage + usage
@@ -118,7 +118,9 @@ class Agent:
         self.limits = limits or RunLimits()
         self.fallback = fallback
         self.breaker_threshold = breaker_threshold
-        self.route_for = route_for or (lambda _kind: None)
+        self.route_for: Callable[[str], tuple[Provider, ModelInfo] | None] = route_for or (
+            lambda _kind: None
+        )
         self._consecutive_failures = 0
         self.notices: list[ev.Notice] = []
         self._model_notes: list[str] = []
@@ -261,8 +263,8 @@ class Agent:
                 results = None
                 denials_before = len(self.runner.denials)
                 async for item in self._run_tools(calls):
-                    if isinstance(item, list):
-                        results = item
+                    if isinstance(item, _ToolResults):
+                        results = item.blocks
                     else:
                         yield item
                 for notice in self.take_notices():
@@ -432,9 +434,9 @@ class Agent:
                     yield event
             return
         message = done.message
-        invalid = done.extra.get(INVALID_TOOL_INPUT)
-        if isinstance(invalid, dict):
-            self.runner.invalid_inputs.update(invalid)
+        # Our own adapters put this entry there (llm.json_repair), so its type is known.
+        invalid: dict[str, InvalidToolInput] = done.extra.get(INVALID_TOOL_INPUT) or {}
+        self.runner.invalid_inputs.update(invalid)
         if message.provider is None or message.model is None:
             message = message.model_copy(
                 update={"provider": self.provider.name, "model": self.provider.model}
@@ -530,7 +532,7 @@ class Agent:
 
     async def _run_tools(
         self, calls: list[lt.ToolUseBlock]
-    ) -> AsyncIterator[ev.AgentEvent | list[lt.ToolResultBlock]]:
+    ) -> AsyncIterator[ev.AgentEvent | _ToolResults]:
         queue: asyncio.Queue[Any] = asyncio.Queue()
         task = asyncio.create_task(
             self.runner.run_all(calls, queue.put_nowait, self.queues.has_steering)
@@ -550,7 +552,16 @@ class Agent:
                 yield item
         finally:
             self._active_queue = None
-        yield task.result()
+        yield _ToolResults(task.result())
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _ToolResults:
+    """The last item of `_run_tools`: the results of its calls (final, so telling it from
+    an event is plain to the type checker)."""
+
+    blocks: list[lt.ToolResultBlock]
 
 
 def _cost_since(total: float | None, before: float | None) -> float | None:

@@ -27,6 +27,7 @@ from aistack_tui.agent.events import (
 )
 from aistack_tui.agent.paging import page_result
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalHandler, ApprovalRequest
+from aistack_tui.llm.json_repair import InvalidToolInput
 from aistack_tui.llm.types import ImageBlock, TextBlock, ToolResultBlock, ToolUseBlock
 from aistack_tui.permissions.guardrails import guard_untrusted_result
 from aistack_tui.permissions.types import (
@@ -78,8 +79,10 @@ class ToolRunner:
     post_tool_hook: PostToolHook | None = None
     before_mutation: BeforeMutation | None = None
     """Checkpoints hang here: every non-read-only call (Bash included) passes it first."""
-    denials: list[PermissionDenial] = field(default_factory=list)
-    invalid_inputs: dict[str, Any] = field(default_factory=dict)
+    denials: list[PermissionDenial] = field(default_factory=list[PermissionDenial])
+    invalid_inputs: dict[str, InvalidToolInput] = field(
+        default_factory=dict[str, InvalidToolInput]
+    )
     """Calls whose JSON arguments the adapter could not repair, by tool_use id."""
     _bash_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _approval_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -135,7 +138,7 @@ class ToolRunner:
             return finish(f"Error: no tool named {call.name!r}. Available tools: {known}", True)
         invalid = self.invalid_inputs.pop(call.id, None)
         if invalid is not None:
-            raw = str(invalid.get("raw", ""))[:2000] if isinstance(invalid, dict) else ""
+            raw = invalid["raw"][:2000]
             return finish(
                 "Error: the arguments of this call were not valid JSON, so it was not run. "
                 f"Send the call again with valid JSON arguments. Raw arguments: {raw}",

@@ -24,7 +24,11 @@ from aistack_tui.llm.errors import (
     ProviderError,
     ProviderTimeoutError,
 )
-from aistack_tui.llm.json_repair import INVALID_TOOL_INPUT, parse_tool_arguments
+from aistack_tui.llm.json_repair import (
+    INVALID_TOOL_INPUT,
+    InvalidToolInput,
+    parse_tool_arguments,
+)
 from aistack_tui.llm.tokens import estimate_request_tokens
 from aistack_tui.llm.types import (
     ContentBlock,
@@ -268,7 +272,7 @@ class _StreamState:
         self.usage = Usage()
         self.stop_reason = "other"
         self.stopped = False
-        self.invalid: dict[str, dict[str, str]] = {}
+        self.invalid: dict[str, InvalidToolInput] = {}
 
     def handle(self, event: Any) -> list[StreamEvent]:
         kind = event.type

@@ -20,12 +20,19 @@ were not valid JSON (instead of running the tool with empty arguments).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypedDict
 
 import json_repair
 
 INVALID_TOOL_INPUT = "invalid_tool_input"
-"""Key of `StreamDone.extra`: `{tool_use_id: {"raw": str, "error": str}}`."""
+"""Key of `StreamDone.extra`: `{tool_use_id: InvalidToolInput}`."""
+
+
+class InvalidToolInput(TypedDict):
+    """A tool call whose arguments could not be repaired: the text as sent, and why."""
+
+    raw: str
+    error: str
 
 
 class JSONRepairError(ValueError):

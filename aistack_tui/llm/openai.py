@@ -30,7 +30,11 @@ from aistack_tui.llm._shared import (
     transport_error,
 )
 from aistack_tui.llm.errors import ProviderConnectionError, ProviderError, ProviderTimeoutError
-from aistack_tui.llm.json_repair import INVALID_TOOL_INPUT, parse_tool_arguments
+from aistack_tui.llm.json_repair import (
+    INVALID_TOOL_INPUT,
+    InvalidToolInput,
+    parse_tool_arguments,
+)
 from aistack_tui.llm.tokens import estimate_request_tokens
 from aistack_tui.llm.types import (
     ContentBlock,
@@ -303,7 +307,7 @@ class _StreamState:
         self.by_index: dict[int, _ToolCall] = {}
         self.finish_reason: str | None = None
         self.usage = Usage()
-        self.invalid: dict[str, dict[str, str]] = {}
+        self.invalid: dict[str, InvalidToolInput] = {}
         self.inputs: dict[int, dict[str, Any]] = {}
 
     def handle(self, chunk: ChatCompletionChunk) -> list[StreamEvent]:

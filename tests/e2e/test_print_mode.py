@@ -204,3 +204,21 @@ def test_malformed_tool_json_reported_to_model(calc_repo: Path, aistack_home: Pa
                            env=server.env("openai"))
         assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "done"
+
+
+def test_unrepairable_tool_json_is_answered_with_an_error_naming_it(
+    calc_repo: Path, aistack_home: Path
+) -> None:
+    script = [
+        Turn(tool_calls=[ToolCall("Read", {"file_path": "calc.py"})],
+             faults=[Fault(kind="malformed_tool_json", raw_args="<<garbage>>")]),
+        Turn(text="done"),
+    ]
+    with FakeLLMServer(script) as server:
+        proc = run_aistack(["-p", "read", "--model", MODELS["openai"]], cwd=calc_repo,
+                           env=server.env("openai"))
+        assert proc.returncode == 0, proc.stderr
+        told = json.dumps(server.model_requests[-1].body)
+    assert proc.stdout.strip() == "done"
+    assert "were not valid JSON, so it was not run" in told
+    assert "Raw arguments: <<garbage>>" in told
