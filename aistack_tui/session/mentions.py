@@ -79,7 +79,7 @@ class FileIndex:
             spec = _load_spec(self.root, here)
             if spec is not None:
                 specs.append((prefix, spec))
-            kept = []
+            kept: list[str] = []
             for name in sorted(dirnames):
                 rel = prefix + name + "/"
                 if name in ALWAYS_SKIPPED or ignored(rel):
