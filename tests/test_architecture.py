@@ -185,3 +185,46 @@ def test_the_exhaustiveness_check_sees_an_open_match() -> None:
     closed = source.replace("    case _:\n        pass\n", "    case _:\n        assert_never(event)\n")
     assert [_ends_with_assert_never(m) for m in _event_matches(ast.parse(source))] == [False]
     assert [_ends_with_assert_never(m) for m in _event_matches(ast.parse(closed))] == [True]
+
+
+STRICT_PACKAGES = ("agent", "session", "permissions", "llm")
+
+
+def test_the_core_packages_type_check_clean_in_strict_mode() -> None:
+    """pyright strict on the packages that hold the contracts: an `AgentEvent` a consumer
+    forgot fails at its `assert_never`, and untyped JSON or SDK data cannot leak in."""
+    import json
+    import os
+    import shutil
+    import tomllib
+
+    import pytest
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    strict = config["tool"]["pyright"]["strict"]
+    paths = [f"aistack_tui/{name}" for name in STRICT_PACKAGES]
+    assert set(paths) <= set(strict), "the strict list in pyproject.toml lost a package"
+    pyright = shutil.which("pyright", path=str(Path(sys.executable).parent)) or shutil.which(
+        "pyright"
+    )
+    if pyright is None:
+        pytest.skip("pyright is not installed: pip install -e '.[test]'")
+    proc = subprocess.run(
+        [pyright, "--outputjson", "--pythonpath", sys.executable, *paths],
+        cwd=ROOT, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYRIGHT_PYTHON_IGNORE_WARNINGS": "1"},
+    )
+    try:
+        report = json.loads(proc.stdout)
+    except ValueError:
+        if "node" in proc.stderr.lower():  # the wrapper found no node.js to run pyright on
+            pytest.skip(f"pyright cannot start node.js: {proc.stderr.strip()[-500:]}")
+        raise AssertionError(
+            f"pyright did not report: {proc.stdout[-2000:]}{proc.stderr}"
+        ) from None
+    errors = [
+        f"{Path(d['file']).relative_to(ROOT)}:{d['range']['start']['line'] + 1}: {d['message']}"
+        for d in report["generalDiagnostics"] if d["severity"] == "error"
+    ]
+    assert report["summary"]["filesAnalyzed"] > 50
+    assert errors == [], "\n".join(errors)
