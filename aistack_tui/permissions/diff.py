@@ -39,7 +39,7 @@ class Hunk:
     old_count: int
     new_start: int
     new_count: int
-    lines: list[DiffLine] = field(default_factory=list)
+    lines: list[DiffLine] = field(default_factory=list[DiffLine])
 
     def header(self) -> str:
         old = _range(self.old_start, self.old_count)
