@@ -404,6 +404,9 @@ class AistackApp(App[int]):
             self.status.set_busy("interrupting")
 
     def action_ctrl_c(self) -> None:
+        """Copy a selection; else clear the prompt's text; else stop a working agent
+        (as Esc does, an open approval dialog included); only on an idle, empty prompt
+        arm "press again to quit", so a stop never turns into a quit."""
         selected = self.screen.get_selected_text()
         if selected:
             self.copy_to_clipboard(selected)
@@ -411,6 +414,11 @@ class AistackApp(App[int]):
             return
         if self.screen is self.main and self.prompt.text:
             self.prompt.load_text("")
+            return
+        if self.busy:
+            self._last_ctrl_c = 0.0
+            self.status.set_hint("")
+            self.interrupt()
             return
         now = time.monotonic()
         if now - self._last_ctrl_c <= QUIT_WINDOW_S:

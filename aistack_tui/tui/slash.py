@@ -156,7 +156,7 @@ async def _help(app: CommandHost, args: str) -> None:
         lines.append(f"  /{cmd.name}{' ' + cmd.args if cmd.args else ''} — {cmd.help}")
     lines += [
         "Keys: Enter send · Shift+Enter/Ctrl+J new line · Up/Down history · Tab complete",
-        "      Esc interrupt · Shift+Tab permission mode · Ctrl+C twice quit",
+        "      Esc or Ctrl+C interrupt · Shift+Tab permission mode · Ctrl+C twice (idle) quit",
         "      @path attaches a file · !command runs a shell command",
     ]
     await app.notice("\n".join(lines))

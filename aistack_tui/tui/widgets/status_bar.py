@@ -1,15 +1,22 @@
-"""The bottom status line: model, permission mode, tokens and context %, cost, MCP.
+"""The bottom status line: state, permission mode, context %, cost, model, tokens, MCP.
 
 It is a plain `Static` fed by reactive-free setters: the renderer calls `update_usage`
 after each model response and the app calls `set_mode` / `set_model`, so the line is
-rebuilt only when one of those changes (never per token).
+rebuilt only when one of those changes (never per token) or the terminal is resized.
+
+A narrow terminal drops the least useful fields first (the Shift+Tab reminder, tokens,
+MCP, then the model's provider and the model itself), so what a user glances at —
+what the agent is doing, the mode, how full the context is, what it has cost — stays
+visible at 80 columns even while a hint such as "press Ctrl+C again" is showing.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.widgets import Static
 
 MODE_LABELS = {
@@ -18,6 +25,16 @@ MODE_LABELS = {
     "plan": "plan",
     "bypassPermissions": "bypass permissions",
 }
+
+MODE_STYLES = {
+    "default": ("⏵ default", "dim"),
+    "acceptEdits": ("⏵⏵ accept edits", "bold magenta"),
+    "plan": ("⏸ plan mode", "bold cyan"),
+    "bypassPermissions": ("⚠ BYPASS PERMISSIONS", "bold white on red"),
+}
+"""How each mode reads on the line; bypassPermissions is meant to be impossible to miss."""
+
+SEPARATOR = " · "
 
 
 def format_tokens(n: int) -> str:
@@ -41,8 +58,75 @@ class StatusState:
     hint: str = ""
 
 
+@dataclass(slots=True)
+class _Field:
+    """One part of the line: its texts from the fullest to the shortest, and how much it
+    matters (the field with the lowest `keep` is shortened or dropped first)."""
+
+    texts: list[str]
+    style: str
+    keep: int
+    sep: str = SEPARATOR
+    """What goes between it and the field before it."""
+    choice: int = 0
+
+
+def _fields(s: StatusState) -> list[_Field]:
+    fields: list[_Field] = []
+    if s.hint:
+        fields.append(_Field([s.hint], "reverse", 90, "  "))
+    if s.busy:
+        fields.append(_Field([f"● {s.busy}"], "bold", 100, "  "))
+    mode_text, mode_style = MODE_STYLES.get(s.mode, (f"⏵ {s.mode}", "bold"))
+    fields.append(_Field([mode_text], mode_style, 80, "  "))
+    fields.append(_Field(["(shift+tab)"], "dim", 10, " "))
+    model = s.model or "no model"
+    shorter = [model, model.split("/", 1)[-1], model.rsplit("/", 1)[-1]]
+    fields.append(_Field(list(dict.fromkeys(shorter)), "bold", 40))
+    if s.tokens:
+        fields.append(_Field([f"{format_tokens(s.tokens)} tok"], "", 20))
+    if s.context_window:
+        pct = 100 * s.context_tokens / s.context_window
+        fields.append(_Field([f"ctx {pct:.0f}%"], "", 70))
+    if s.cost_usd is not None:
+        fields.append(_Field([f"${s.cost_usd:.4f}"], "", 70))
+    if s.mcp:
+        fields.append(_Field([f"MCP {s.mcp}"], "", 30))
+    return fields
+
+
+def _width(fields: list[_Field]) -> int:
+    total = 0
+    for i, f in enumerate(fields):
+        if i:
+            total += len(f.sep)
+        total += cell_len(f.texts[f.choice])
+    return total
+
+
+def status_line(state: StatusState, width: int | None = None) -> Text:
+    """The line for `state`, fitted into `width` cells by shortening or dropping the
+    least important fields first (no fitting when `width` is None)."""
+    fields = _fields(state)
+    while width is not None and _width(fields) > width:
+        droppable = [f for f in fields if f.keep < 70]
+        if not droppable:
+            break
+        weakest = min(droppable, key=lambda f: f.keep)
+        if weakest.choice + 1 < len(weakest.texts):
+            weakest.choice += 1
+        else:
+            fields.remove(weakest)
+    line = Text(no_wrap=True, overflow="ellipsis")
+    for i, f in enumerate(fields):
+        if i:
+            line.append(f.sep)
+        line.append(f.texts[f.choice], style=f.style)
+    return line
+
+
 class StatusBar(Static):
-    """One line: `model · mode · 1.2k tok · ctx 3% · $0.0012 · MCP 2/2` plus any hint."""
+    """One line: `● thinking  ⏵ default  model · 1.2k tok · ctx 3% · $0.0012 · MCP 2/2`."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
@@ -51,28 +135,12 @@ class StatusBar(Static):
     def on_mount(self) -> None:
         self.refresh_line()
 
+    def on_resize(self, event: events.Resize) -> None:
+        self.refresh_line()
+
     def refresh_line(self) -> None:
-        s = self.state
-        line = Text(no_wrap=True, overflow="ellipsis")
-        if s.hint:  # first, so a narrow terminal never cuts it off
-            line.append(s.hint, style="reverse")
-            line.append("  ")
-        if s.busy:
-            line.append(f"● {s.busy}  ", style="bold")
-        line.append(s.model or "no model", style="bold")
-        line.append(" · ")
-        line.append(f"⏵ {MODE_LABELS.get(s.mode, s.mode)}", style="italic")
-        line.append(" (shift+tab)", style="dim")
-        if s.tokens:
-            line.append(f" · {format_tokens(s.tokens)} tok")
-        if s.context_window:
-            pct = 100 * s.context_tokens / s.context_window
-            line.append(f" · ctx {pct:.0f}%")
-        if s.cost_usd is not None:
-            line.append(f" · ${s.cost_usd:.4f}")
-        if s.mcp:
-            line.append(f" · MCP {s.mcp}")
-        self.update(line)
+        width = self.content_region.width if self.is_mounted else 0
+        self.update(status_line(self.state, width or None))
 
     def set_model(self, model: str) -> None:
         self.state.model = model
@@ -93,6 +161,12 @@ class StatusBar(Static):
 
     def set_mcp(self, mcp: str) -> None:
         self.state.mcp = mcp
+        self.refresh_line()
+
+    def set_context(self, context_tokens: int, context_window: int) -> None:
+        """The context's fill after something other than a response changed it (a model
+        with another window, a resumed session)."""
+        self.state.context_tokens, self.state.context_window = context_tokens, context_window
         self.refresh_line()
 
     def update_usage(
