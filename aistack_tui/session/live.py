@@ -51,6 +51,9 @@ class RuleView:
     rule: str
     source: str
     """The settings layer it came from, or "session grant"."""
+    scope: str = ""
+    """`user`, `project`, `local` (each maybe ` (Claude Code)`), `environment`,
+    `command line`, or `session` for a grant."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,12 +303,18 @@ class LiveSession:
 
     def permission_rules(self) -> list[RuleView]:
         """Every rule in force: each settings layer's, then the session's grants."""
+        from aistack_tui.settings.layers import layer_scope
+
+        config = self.config
         views: list[RuleView] = []
         for layer in self.engine.layers:
+            scope = layer_scope(layer.source, config.home, config.project_root, config.env)
             for behavior in ("deny", "ask", "allow"):
                 for rule in getattr(layer, behavior):
-                    views.append(RuleView(behavior, rule, layer.source))
-        views += [RuleView("allow", r, "session grant") for r in self.session_grants()]
+                    views.append(RuleView(behavior, rule, layer.source, scope))
+        views += [
+            RuleView("allow", r, "session grant", "session") for r in self.session_grants()
+        ]
         return views
 
     def session_grants(self) -> list[str]:

@@ -97,6 +97,27 @@ def settings_files(
     return files
 
 
+def layer_scope(
+    source: str, home: Path, project_root: Path, env: Mapping[str, str]
+) -> str:
+    """The scope a layer's `source` stands for, as `/permissions` groups rules: `user`,
+    `project` or `local` (with ` (Claude Code)` for Claude Code's file of that scope),
+    `environment` or `command line` (flags and `--settings`)."""
+    scopes = {
+        str(claude_local_settings_path(project_root)): "local (Claude Code)",
+        str(local_settings_path(project_root)): "local",
+        str(claude_project_settings_path(project_root)): "project (Claude Code)",
+        str(project_settings_path(project_root)): "project",
+        # Last, so a project at the home directory reads `~/.claude` as the user's file,
+        # as `settings_files` does.
+        str(claude_user_settings_path(env)): "user (Claude Code)",
+        str(user_settings_path(home)): "user",
+    }
+    if source in scopes:
+        return scopes[source]
+    return "environment" if source.startswith("environment") else "command line"
+
+
 def read_json_layer(path: Path) -> dict[str, Any] | None:
     """The JSON object in `path`, None if absent; ConfigError naming file and line if bad."""
     try:

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from textual.app import App
 
+from aistack_tui.tui.permissions_view import permissions_listing, revoke
+
 if TYPE_CHECKING:
     from aistack_tui.session.live import LiveSession
     from aistack_tui.session.mentions import FileIndex
@@ -190,16 +192,19 @@ async def _cost(app: CommandHost, args: str) -> None:
     await app.notice("\n".join(lines))
 
 
-@command("permissions", "Show the permission mode and rules", while_busy=True)
+@command("permissions", "The mode, every rule by layer, the session grants; "
+         "`revoke N` takes a grant back", "[revoke N|RULE]", while_busy=True)
 async def _permissions(app: CommandHost, args: str) -> None:
     session = app.require_session()
-    lines = [f"Mode: {session.mode} (Shift+Tab cycles)"]
-    by_source: dict[tuple[str, str], list[str]] = {}
-    for view in session.permission_rules():
-        by_source.setdefault((view.source, view.behavior), []).append(view.rule)
-    for (source, behavior), rules in by_source.items():
-        lines.append(f"  {behavior:5} {', '.join(rules)}  ({source})")
-    await app.notice("\n".join(lines))
+    verb, _, which = args.partition(" ")
+    if verb == "revoke" and which.strip():
+        message, ok = revoke(session, which.strip())
+        await app.notice(message, "info" if ok else "warning")
+    elif args:
+        await app.notice("Usage: /permissions, or /permissions revoke N (or the rule).",
+                         "warning")
+    else:
+        await app.notice(permissions_listing(session))
 
 
 @command("resume", "Resume an earlier session of this project")

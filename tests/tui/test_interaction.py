@@ -170,7 +170,7 @@ async def test_info_commands_answer_in_the_conversation(make_app) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(pilot)
         for command, expected in [("/help", "/resume"), ("/cost", "Cost:"),
-                                  ("/permissions", "Mode: default"), ("/context", "Context:")]:
+                                  ("/permissions", "Permission mode: default"), ("/context", "Context:")]:
             await type_and_send(pilot, command)
             last = entries(app)[-1]
             assert isinstance(last, NoticeEntry)
