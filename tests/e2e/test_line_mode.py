@@ -118,7 +118,7 @@ def test_a_dumb_terminal_gets_the_line_mode_without_a_flag(
     child = spawn(calc_repo, server, "hi there", term="dumb")
     # Raw text as it streamed: no Markdown rendering, no escape sequences.
     child.expect_exact("Plain **markdown** text.")
-    assert "\x1b[" not in child.before
+    assert isinstance(child.before, str) and "\x1b[" not in child.before
     assert finish(child) == 0
     assert "hi there" in json.dumps(server.model_requests[0].body)
 
