@@ -293,9 +293,12 @@ class AistackApp(App[int]):
     @work(group="picker")
     async def _pick_model(self) -> None:
         session = self.require_session()
-        chosen = await self.push_screen_wait(
-            ModelPickerScreen(session.available_models(), session.model)
-        )
+        # The catalogue imports SDK modules (Google's is large) and reads caches: build it
+        # in a thread, with the picker already open on the current model.
+        picker = ModelPickerScreen([], session.model, loading=True)
+        answer = self.push_screen(picker, wait_for_dismiss=True)
+        picker.set_models(await asyncio.to_thread(session.available_models))
+        chosen = await answer
         if chosen and chosen != session.model:
             await self.switch_model(chosen)
         self.prompt.focus()

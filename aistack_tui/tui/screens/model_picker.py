@@ -1,8 +1,10 @@
-"""The model picker (`/model`): known models, or any `provider/model` typed in.
+"""The model picker (`/model`): the catalogue's models, or any `provider/model` typed in.
 
 Dismisses with the chosen model string, or None on Esc. The list is what the caller
-passes (the current model first, then the registry's known models), so this screen has
-no knowledge of providers.
+passes (the current model first, then the catalogue's), so this screen has no knowledge
+of providers. Building the catalogue can take a second (it imports SDK modules), so the
+caller may open the screen with the current model only and `set_models` when the list is
+ready; the screen is usable meanwhile.
 """
 
 from __future__ import annotations
@@ -23,18 +25,42 @@ class ModelPickerScreen(ModalScreen[str | None]):
         Binding("escape", "dismiss_none", "Cancel", show=False)
     ]
 
-    def __init__(self, models: list[str], current: str) -> None:
+    def __init__(self, models: list[str], current: str, *, loading: bool = False) -> None:
         super().__init__(classes="picker-screen")
         self.models = list(dict.fromkeys([current, *models])) if current else models
         self.current = current
+        self.loading = loading
+        self._shown = False
+        self._composed: tuple[list[str], bool] = ([], False)
 
     def compose(self) -> ComposeResult:
+        self._composed = (list(self.models), self.loading)
         with Vertical(classes="picker"):
-            yield Static("Choose a model  (Enter to switch, Esc to cancel)", classes="picker-title")
+            yield Static(self._title(), classes="picker-title", id="model-title")
             yield Input(placeholder="or type provider/model", id="model-input")
             yield OptionList(
                 *[Option(self._label(m), id=m) for m in self.models], id="model-list"
             )
+
+    def _title(self) -> str:
+        more = "  · loading the model list…" if self.loading else ""
+        return f"Choose a model  (Enter to switch, Esc to cancel){more}"
+
+    def set_models(self, models: list[str]) -> None:
+        """Show the full list (the current model stays first, the highlight stays);
+        safe to call before the screen is mounted."""
+        self.models = list(dict.fromkeys([self.current, *models])) if self.current else models
+        self.loading = False
+        if self._shown:
+            self._show_models()
+
+    def _show_models(self) -> None:
+        self.query_one("#model-title", Static).update(self._title())
+        options = self.query_one("#model-list", OptionList)
+        highlighted = options.highlighted
+        options.clear_options()
+        options.add_options([Option(self._label(m), id=m) for m in self.models])
+        options.highlighted = highlighted if highlighted is not None else 0
 
     def _label(self, model: str) -> Text:
         text = Text(model)
@@ -43,6 +69,9 @@ class ModelPickerScreen(ModalScreen[str | None]):
         return text
 
     def on_mount(self) -> None:
+        self._shown = True
+        if self._composed != (self.models, self.loading):  # the list came while composing
+            self._show_models()
         self.query_one("#model-list", OptionList).focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
