@@ -46,6 +46,7 @@ from aistack_tui.tui.widgets.entries import ShellEntry
 from aistack_tui.tui.widgets.prompt_input import HISTORY_FILE, PromptHistory, PromptInput
 from aistack_tui.tui.widgets.status_bar import StatusBar
 from aistack_tui.tui.widgets.todo_panel import TodoPanel
+from aistack_tui.tui.widgets.welcome import WelcomeHeader
 
 QUIT_WINDOW_S = 2.0
 MAX_ATTACH_BYTES = 200_000
@@ -88,6 +89,9 @@ class AistackApp(App[int]):
         self.renderer: EventRenderer | None = None
         self.bridge: TurnBridge | None = None
         self.error_message = ""
+        self.exit_message = ""
+        """Printed after the app has left the screen: the session and how to resume it."""
+        self.welcome = WelcomeHeader(config.project_root)
         self._command: Worker[None] | None = None
         self._mcp_seen: dict[str, str] = {}
         if config.trust_prompt is None:
@@ -132,6 +136,8 @@ class AistackApp(App[int]):
             self.conversation, self.status, self.main.query_one(TodoPanel)
         )
         self.bridge = TurnBridge(self, self.renderer, self.require_session, self._turn_ended)
+        conversation = self.conversation
+        conversation.mount(self.welcome, before=0 if conversation.children else None)
         self.status.set_mode(self.config.permission_mode)
         self.status.set_busy("starting")
         self.start_session()
@@ -181,6 +187,8 @@ class AistackApp(App[int]):
         self.status.set_busy("")
         self.status.set_model(session.model)
         self.status.set_mode(session.mode)
+        self.status.set_context(session.context_tokens, session.context_window)
+        self.welcome.set_model(session.model)
         # Start-up warnings (MCP config, skills, checkpoints) now, not after the first prompt.
         for early in session.take_notices():
             await self.notice(early.text, early.level)
@@ -262,6 +270,7 @@ class AistackApp(App[int]):
             await self.notice(str(e), "error")
             return
         await self.conversation.load(history_entries(session.messages))
+        self.status.set_context(session.context_tokens, session.context_window)
         title = session.title or session.session_id[:8]
         await self.notice(f"Resumed {title} ({len(session.messages)} messages).")
 
@@ -273,6 +282,8 @@ class AistackApp(App[int]):
             await self.notice(f"Cannot switch to {model_string}: {e}", "error")
             return
         self.status.set_model(session.model)
+        # The same tokens fill another share of the new model's window.
+        self.status.set_context(session.context_tokens, session.context_window)
         await self.notice(f"Switched to {session.model}.")
 
     def open_session_picker(self) -> None:
@@ -460,6 +471,11 @@ class AistackApp(App[int]):
     async def close_session(self) -> None:
         if self.session is not None and not self._closed:
             self._closed = True
+            if self.session.messages:
+                session_id = self.session.session_id
+                self.exit_message = (
+                    f"Session {session_id} saved. Resume it with: aistack --resume {session_id}"
+                )
             try:
                 await self.session.close()
             except Exception as e:  # closing must never turn a quit into a traceback
@@ -501,6 +517,8 @@ def run_tui(config: RunConfig, initial_prompt: str | None) -> int:
     code = app.run(mouse=mouse)
     if app.error_message:
         print(app.error_message, file=sys.stderr)
+    if app.exit_message:
+        print(app.exit_message)
     if isinstance(code, int):
         return code
     return app.return_code or 0

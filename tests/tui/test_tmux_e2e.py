@@ -1,7 +1,7 @@
 """End to end in a real terminal: `aistack` in tmux against the fake LLM server process.
 
-Type a prompt, approve the edit with `y`, see the answer, quit with Ctrl+C twice, and
-find the file changed on disk.
+Type a prompt, approve the edit with `y`, see the answer, quit with Ctrl+C twice, find
+the file changed on disk and the session's resume command printed on the terminal.
 """
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ def test_prompt_approve_edit_and_quit_in_tmux(
     command = (
         " ".join(f"{k}='{v}'" for k, v in env.items())
         + f" '{AISTACK}' --model anthropic/claude-sonnet-4-6; echo $? > '{exit_file}'"
+        + "; sleep 60"  # keeps the pane, to read what was printed after the app
     )
     _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", "-c", str(git_repo),
           "env -i bash --norc -c " + _quote(command))
@@ -106,6 +107,7 @@ def test_prompt_approve_edit_and_quit_in_tmux(
             time.sleep(0.1)
         assert exit_file.exists(), "aistack did not exit after Ctrl+C twice"
         assert exit_file.read_text().strip() == "0"
+        wait_screen(session, lambda s: "Resume it with: aistack --resume " in s)
     finally:
         _tmux("kill-session", "-t", session)
     assert (git_repo / "a.py").read_text() == "def f():\n    return 2\n"

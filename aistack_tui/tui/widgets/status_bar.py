@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 from rich.text import Text
 from textual import events
+from textual.theme import Theme
 from textual.widgets import Static
 
 MODE_LABELS = {
@@ -26,13 +27,29 @@ MODE_LABELS = {
     "bypassPermissions": "bypass permissions",
 }
 
-MODE_STYLES = {
-    "default": ("⏵ default", "dim"),
-    "acceptEdits": ("⏵⏵ accept edits", "bold magenta"),
-    "plan": ("⏸ plan mode", "bold cyan"),
-    "bypassPermissions": ("⚠ BYPASS PERMISSIONS", "bold white on red"),
+MODE_TEXTS = {
+    "default": "⏵ default",
+    "acceptEdits": "⏵⏵ accept edits",
+    "plan": "⏸ plan mode",
+    "bypassPermissions": "⚠ BYPASS PERMISSIONS",
 }
-"""How each mode reads on the line; bypassPermissions is meant to be impossible to miss."""
+"""How each mode reads on the line; bypassPermissions is meant to be impossible to miss
+(with NO_COLOR too: the warning sign and the capitals stay)."""
+
+
+def mode_styles(theme: Theme | None = None) -> dict[str, str]:
+    """A colour per mode from the theme's own colours, so every Textual theme keeps the
+    modes apart: accent for accept edits, primary for plan, white on the error colour
+    for bypassPermissions."""
+    accent = theme.accent if theme is not None and theme.accent else "magenta"
+    primary = theme.primary if theme is not None else "cyan"
+    error = theme.error if theme is not None and theme.error else "red"
+    return {
+        "default": "dim",
+        "acceptEdits": f"bold {accent}",
+        "plan": f"bold {primary}",
+        "bypassPermissions": f"bold #ffffff on {error}",
+    }
 
 SEPARATOR = " · "
 
@@ -71,14 +88,14 @@ class _Field:
     choice: int = 0
 
 
-def _fields(s: StatusState) -> list[_Field]:
+def _fields(s: StatusState, styles: dict[str, str]) -> list[_Field]:
     fields: list[_Field] = []
     if s.hint:
         fields.append(_Field([s.hint], "reverse", 90, "  "))
     if s.busy:
         fields.append(_Field([f"● {s.busy}"], "bold", 100, "  "))
-    mode_text, mode_style = MODE_STYLES.get(s.mode, (f"⏵ {s.mode}", "bold"))
-    fields.append(_Field([mode_text], mode_style, 80, "  "))
+    mode_text = MODE_TEXTS.get(s.mode, f"⏵ {s.mode}")
+    fields.append(_Field([mode_text], styles.get(s.mode, "bold"), 80, "  "))
     fields.append(_Field(["(shift+tab)"], "dim", 10, " "))
     model = s.model or "no model"
     shorter = [model, model.split("/", 1)[-1], model.rsplit("/", 1)[-1]]
@@ -104,10 +121,13 @@ def _width(fields: list[_Field]) -> int:
     return total
 
 
-def status_line(state: StatusState, width: int | None = None) -> Text:
+def status_line(
+    state: StatusState, width: int | None = None, styles: dict[str, str] | None = None
+) -> Text:
     """The line for `state`, fitted into `width` cells by shortening or dropping the
-    least important fields first (no fitting when `width` is None)."""
-    fields = _fields(state)
+    least important fields first (no fitting when `width` is None); `styles` are the
+    modes' (`mode_styles`)."""
+    fields = _fields(state, styles or mode_styles())
     while width is not None and _width(fields) > width:
         droppable = [f for f in fields if f.keep < 70]
         if not droppable:
@@ -131,16 +151,22 @@ class StatusBar(Static):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("", id=id)
         self.state = StatusState()
+        self.line = Text()
+        """What the line shows now."""
 
     def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh_line())
         self.refresh_line()
 
     def on_resize(self, event: events.Resize) -> None:
         self.refresh_line()
 
     def refresh_line(self) -> None:
-        width = self.content_region.width if self.is_mounted else 0
-        self.update(status_line(self.state, width or None))
+        mounted = self.is_mounted
+        width = self.content_region.width if mounted else 0
+        styles = mode_styles(self.app.current_theme if mounted else None)
+        self.line = status_line(self.state, width or None, styles)
+        self.update(self.line)
 
     def set_model(self, model: str) -> None:
         self.state.model = model
