@@ -160,7 +160,7 @@ async def attach_mcp(
             user_servers = merge(user_servers, servers)  # pyright: ignore[reportUnknownArgumentType]
     configs, warnings = load_mcp_config(
         config.project_root, config.mcp_config, user_servers, config.env,
-        project_servers=project_servers,
+        project_servers=project_servers, client_servers=config.client_mcp_servers,
     )
     if trust is not None:
         # Servers the user has not agreed to never start, so nothing they would read from

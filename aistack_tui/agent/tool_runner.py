@@ -45,6 +45,7 @@ from aistack_tui.tools.base import (
     ToolRegistry,
     current_grant,
 )
+from aistack_tui.tools.editor import current_call_id
 
 Emit = Callable[[AgentEvent], None]
 PreToolHook = Callable[[str, dict[str, Any]], Awaitable["HookVerdict | None"]]
@@ -195,6 +196,7 @@ class ToolRunner:
                 emit(PermissionDecided(call.id, call.name, "allow", f"approved ({answer.kind})"))
             # This call runs in its own task, so the grant reaches only its own tool run.
             current_grant.set(grant)
+            current_call_id.set(call.id)
 
             try:
                 async with _NoLock() if bash else self._lock_for(tool, args):

@@ -6,7 +6,9 @@ session (and replays it to the editor). A prompt request is answered when its tu
 ends; meanwhile the turn's events stream as `session/update` notifications, and every
 approval becomes a `session/request_permission` the editor answers. `session/cancel`
 stops the turn (the prompt then ends with `cancelled`). The permission mode and the model
-switch through `session/set_mode` and the `mode` / `model` config options.
+switch through `session/set_mode` and the `mode` / `model` config options. When the
+editor offers them, its file system and terminals serve the session's tools and its MCP
+servers start for the session (`acp_editor.py`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PermissionOption,
     PromptCapabilities,
@@ -51,11 +54,19 @@ from acp.schema import (
     TerminalToolCallContent,
     TextContentBlock,
     TextResourceContents,
+    ToolCallProgress,
     ToolCallUpdate,
 )
 
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalKind
+from aistack_tui.channels.acp_editor import (
+    AcpMcpEntry,
+    EditorFiles,
+    EditorTerminals,
+    mcp_entries,
+    offers_files,
+)
 from aistack_tui.channels.acp_updates import UpdateMapper, replay, stop_reason, tool_kind
 from aistack_tui.channels.bus import BusError, ChannelLink, ChannelSession, MessageBus
 from aistack_tui.channels.messages import (
@@ -94,6 +105,8 @@ PERMISSION_OPTIONS = [
 ]
 OPTION_KINDS: dict[str, ApprovalKind] = {
     "once": "once", "session": "session", "save": "save", "reject": "reject"}
+TOOL_CALL_SHOWN_TIMEOUT = 5.0
+"""How long a terminal waits for its tool call to reach the editor before being put in it."""
 
 
 def agent_version() -> str:
@@ -113,6 +126,11 @@ class _AcpSession:
     mapper: UpdateMapper
     turn: asyncio.Future[ev.TurnEnded] | None = None
     asks: set[asyncio.Task[None]] = field(default_factory=set[asyncio.Task[None]])
+    started: dict[str, asyncio.Event] = field(default_factory=dict[str, asyncio.Event])
+    """Per tool call: set once the editor was told the call started."""
+
+    def call_started(self, tool_use_id: str) -> asyncio.Event:
+        return self.started.setdefault(tool_use_id, asyncio.Event())
 
 
 class AcpServer:
@@ -149,6 +167,7 @@ class AcpServer:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
             ),
             agent_info=Implementation(name="aistack", title="aistack",
                                       version=agent_version()),
@@ -166,20 +185,22 @@ class AcpServer:
     # --- sessions ------------------------------------------------------------------------
 
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
-                          mcp_servers: list[Any] | None = None,
+                          mcp_servers: list[AcpMcpEntry] | None = None,
                           **kwargs: Any) -> NewSessionResponse:
-        state, session = await self._open(Path(cwd), None, additional_directories)
+        state, session = await self._open(Path(cwd), None, additional_directories,
+                                          mcp_servers)
         return NewSessionResponse(session_id=state.session_id, modes=_modes(session),
                                   config_options=_config_options(session))
 
     async def load_session(self, cwd: str, session_id: str,
-                           mcp_servers: list[Any] | None = None,
+                           mcp_servers: list[AcpMcpEntry] | None = None,
                            additional_directories: list[str] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
         old = self._sessions.pop(session_id, None)
         if old is not None:
             await self.link.release(old.key)
-        state, session = await self._open(Path(cwd), session_id, additional_directories)
+        state, session = await self._open(Path(cwd), session_id, additional_directories,
+                                          mcp_servers)
         conn = self._conn()
         for update in replay(tuple(session.messages), state.cwd):
             await conn.session_update(state.session_id, update)
@@ -187,15 +208,20 @@ class AcpServer:
                                    config_options=_config_options(session))
 
     async def _open(self, cwd: Path, resume: str | None,
-                    extra_dirs: list[str] | None = None) -> tuple[_AcpSession, ChannelSession]:
+                    extra_dirs: list[str] | None = None,
+                    mcp_servers: list[AcpMcpEntry] | None = None,
+                    ) -> tuple[_AcpSession, ChannelSession]:
         if not cwd.is_absolute():
             raise RequestError.invalid_params({"cwd": "must be an absolute path"})
+        servers, skipped = mcp_entries(mcp_servers)
+        for problem in skipped:
+            log.warning("acp: %s", problem)
         self._start_pump()
         key = f"acp-{next(self._keys)}"
         try:
             session = await self.link.open(key, OpenRequest(
                 cwd=cwd, resume=resume, model=self.model, mode=self.default_mode,
-                additional_directories=tuple(extra_dirs or ())))
+                additional_directories=tuple(extra_dirs or ()), mcp_servers=servers))
         except BusError as e:
             raise RequestError.invalid_request({"details": str(e)}) from e
         except Exception as e:  # a configuration error: say which, keep serving
@@ -204,17 +230,47 @@ class AcpServer:
             raise RequestError.internal_error({"details": str(e)}) from e
         state = _AcpSession(session.session_id, key, cwd, UpdateMapper(cwd))
         self._sessions[state.session_id] = state
+        self._lend_editor(state, session)
         return state, session
+
+    def _lend_editor(self, state: _AcpSession, session: ChannelSession) -> None:
+        """The editor's files and terminals for the session's tools, where it offers them."""
+        conn = self.client
+        if conn is None:
+            return
+        read, write = offers_files(self.client_capabilities)
+        if read or write:
+            files = EditorFiles(conn, state.session_id)
+            session.use_editor_files(files.read if read else None,
+                                     files.write if write else None)
+        if self.client_capabilities.terminal:
+            session.use_editor_terminal(EditorTerminals(
+                conn, state.session_id,
+                lambda call_id, terminal_id: self._show_terminal(state, call_id, terminal_id)))
+
+    async def _show_terminal(self, state: _AcpSession, tool_use_id: str,
+                             terminal_id: str) -> None:
+        """Put a terminal into its tool call, after the editor has heard of the call."""
+        # `asyncio.timeout`, not `wait_for`: on 3.11 `wait_for` can swallow the cancel of
+        # a stopped turn when the wait ends at the same moment, and the command would run on.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(TOOL_CALL_SHOWN_TIMEOUT):
+                await state.call_started(tool_use_id).wait()
+        state.mapper.terminals[tool_use_id] = terminal_id
+        await self._conn().session_update(state.session_id, ToolCallProgress(
+            session_update="tool_call_update", tool_call_id=tool_use_id,
+            content=[TerminalToolCallContent(type="terminal", terminal_id=terminal_id)]))
 
     async def resume_session(self, session_id: str, cwd: str,
                              additional_directories: list[str] | None = None,
-                             mcp_servers: list[Any] | None = None,
+                             mcp_servers: list[AcpMcpEntry] | None = None,
                              **kwargs: Any) -> ResumeSessionResponse:
         """`session/load` without the replay (the editor still shows the conversation)."""
         old = self._sessions.pop(session_id, None)
         if old is not None:
             await self.link.release(old.key)
-        _state, session = await self._open(Path(cwd), session_id, additional_directories)
+        _state, session = await self._open(Path(cwd), session_id, additional_directories,
+                                           mcp_servers)
         return ResumeSessionResponse(modes=_modes(session),
                                      config_options=_config_options(session))
 
@@ -314,6 +370,11 @@ class AcpServer:
         try:
             for update in state.mapper.updates(event):
                 await conn.session_update(state.session_id, update)
+            inner = event.event if isinstance(event, ev.SubagentEvent) else event
+            if isinstance(inner, ev.ToolStarted):
+                state.call_started(inner.tool_use_id).set()
+            elif isinstance(inner, ev.ToolFinished):
+                state.started.pop(inner.tool_use_id, None)
         finally:
             if isinstance(event, ev.TurnEnded) and state.turn is not None \
                     and not state.turn.done():

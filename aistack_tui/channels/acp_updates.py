@@ -28,8 +28,10 @@ from acp.schema import (
     AgentMessageChunk,
     AgentPlanUpdate,
     AgentThoughtChunk,
+    ContentToolCallContent,
     Cost,
     FileEditToolCallContent,
+    TerminalToolCallContent,
     ToolCallLocation,
     ToolCallProgress,
     ToolCallStart,
@@ -89,6 +91,8 @@ class UpdateMapper:
     def __init__(self, cwd: Path) -> None:
         self.cwd = cwd
         self._inputs: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.terminals: dict[str, str] = {}
+        """Tool call id -> the editor terminal its command ran in (kept in the card)."""
 
     def updates(self, event: ev.AgentEvent) -> list[SessionUpdate]:
         match event:
@@ -160,11 +164,15 @@ class UpdateMapper:
         if name == "TodoWrite" and not failed:
             out.append(todo_plan(tool_input))
         text = event.result.text()
-        content = None
-        if text and (failed or tool_kind(name) not in ("edit",)):
-            shown = text if len(text) <= RESULT_PREVIEW_CHARS else (
-                text[:RESULT_PREVIEW_CHARS] + f"\n… ({len(text) - RESULT_PREVIEW_CHARS} "
-                "more characters)")
+        content: list[ContentToolCallContent | TerminalToolCallContent] | None = None
+        terminal = self.terminals.pop(event.tool_use_id, None)
+        if terminal is not None:
+            # The editor's terminal shows the output; the text only when it went wrong.
+            content = [TerminalToolCallContent(type="terminal", terminal_id=terminal)]
+            if failed and text:
+                content.append(tool_content(text_block(_preview(text))))
+        elif text and (failed or tool_kind(name) not in ("edit",)):
+            shown = _preview(text)
             content = [tool_content(text_block(_fenced(shown) if name == "Bash" else shown))]
         title = event.display.summary if event.display is not None else None
         out.append(update_tool_call(
@@ -246,6 +254,13 @@ def _title(name: str, tool_input: dict[str, Any]) -> str:
         if isinstance(value, str) and value:
             return f"{name} {value if len(value) <= 80 else value[:79] + '…'}"
     return name
+
+
+def _preview(text: str) -> str:
+    if len(text) <= RESULT_PREVIEW_CHARS:
+        return text
+    return (text[:RESULT_PREVIEW_CHARS]
+            + f"\n… ({len(text) - RESULT_PREVIEW_CHARS} more characters)")
 
 
 def _fenced(text: str) -> str:

@@ -40,6 +40,7 @@ from aistack_tui.llm.types import Usage
 if TYPE_CHECKING:
     from aistack_tui.llm.types import Message
     from aistack_tui.permissions.types import PermissionMode
+    from aistack_tui.session.live import EditorTerminal, FileReader, FileWriter
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +62,7 @@ class ChannelSession(Protocol):
     def context_window(self) -> int: ...
 
     def set_mode(self, mode: str) -> PermissionMode: ...
+    def take_notices(self) -> list[ev.Notice]: ...
     def run(self, prompt: Prompt) -> AsyncIterator[ev.AgentEvent]: ...
     def follow_up(self, text: str) -> None: ...
     def interrupt(self) -> None: ...
@@ -70,6 +72,9 @@ class ChannelSession(Protocol):
     async def new_conversation(self) -> None: ...
     async def resume(self, session_id: str) -> None: ...
     async def close(self) -> None: ...
+    def use_editor_files(self, reader: FileReader | None, writer: FileWriter | None
+                         ) -> None: ...
+    def use_editor_terminal(self, terminal: EditorTerminal | None) -> None: ...
 
 
 class SessionOpener(Protocol):
@@ -262,6 +267,10 @@ class _SessionWorker:
     async def _run_once(self, prompt: Prompt) -> None:
         ended = False
         try:
+            # What opening the session had to say (a server skipped, a project left
+            # untrusted): the agent yields it only at its later steps, so say it first.
+            for notice in self.session.take_notices():
+                await self.link._deliver(AgentOutput(self.key, notice))
             events = self.session.run(prompt)
             try:
                 async for event in events:

@@ -8,9 +8,10 @@ Telegram chat id): a channel holds many sessions and tells them apart by key.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from aistack_tui.agent.events import AgentEvent
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
@@ -25,14 +26,16 @@ Prompt: TypeAlias = "str | list[ContentBlock]"
 @dataclass(frozen=True, slots=True)
 class OpenRequest:
     """How a channel wants a session opened: where, and optionally which stored session to
-    resume, which model and which permission mode, and more directories its tools may
-    reach (an editor's extra workspace folders)."""
+    resume, which model and which permission mode, more directories its tools may reach
+    (an editor's extra workspace folders) and MCP servers to start for it (an editor's
+    own, as `.mcp.json` entries by name)."""
 
     cwd: Path
     resume: str | None = None
     model: str | None = None
     mode: PermissionMode | None = None
     additional_directories: tuple[str, ...] = ()
+    mcp_servers: Mapping[str, Any] = field(default_factory=dict[str, Any])
 
 
 # ----------------------------------------------------------------------------- inbound

@@ -33,7 +33,18 @@ class FacadeOpener:
         if request.additional_directories:
             options["add_dirs"] = [*options.get("add_dirs", []),
                                    *request.additional_directories]
+        if request.mcp_servers:
+            options["client_mcp_servers"] = dict(request.mcp_servers)
         config = make_run_config(
             cwd=request.cwd, env=self.env, model=request.model,
             permission_mode=request.mode, resume=request.resume, **options)
-        return await open_session(config, approver, interactive=True)
+        session = await open_session(config, approver, interactive=True)
+        if request.mcp_servers:
+            # The channel asked for these servers: their tools are there from its first
+            # prompt on, as in print mode (bounded: one that hangs is reported, skipped).
+            try:
+                await session.wait_for_mcp(config.loaded.settings.mcp_connect_timeout)
+            except BaseException:
+                await session.close()
+                raise
+        return session

@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeAlias
 
 PROJECT_FILE = ".mcp.json"
 USER_SOURCE = "user settings (mcpServers)"
+CLIENT_SOURCE = "the editor's session (mcpServers)"
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 _VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _STDIO_KEYS = {"type", "command", "args", "env", "cwd", "timeout", "disabled"}
@@ -307,14 +308,17 @@ def load_mcp_config(
     env: Mapping[str, str],
     *,
     project_servers: Sequence[tuple[str, Any]] = (),
+    client_servers: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, ServerConfig], list[str]]:
     """Every configured server by name, and the warnings to show.
 
     User-level servers come first, then the `mcpServers` of the project's settings files
     (`project_servers`: (file, servers) pairs), then the project's `.mcp.json` (or the
-    `--mcp-config` file that replaces it), each overriding earlier ones by name, as a
-    project setting overrides a user one. `scope` is "project" for servers from any
-    project file: those are the ones that must not start before the user trusts them.
+    `--mcp-config` file that replaces it), then the servers the client of this session
+    supplied (`client_servers`: an editor's `mcpServers`), each overriding earlier ones
+    by name, as a project setting overrides a user one. `scope` is "project" for servers
+    from any project file: those are the ones that must not start before the user trusts
+    them. The client's servers are the user's own choice, like `--mcp-config`.
     """
     warnings: list[str] = []
     servers = _parse_servers(
@@ -336,4 +340,9 @@ def load_mcp_config(
         path = project_root / PROJECT_FILE
         if path.is_file():
             servers.update(read_servers_file(path, env, project_root, warnings))
+    if client_servers:
+        servers.update(_parse_servers(
+            dict(client_servers), env=env, base_dir=project_root, source=CLIENT_SOURCE,
+            scope="user", warnings=warnings,
+        ))
     return servers, warnings

@@ -61,6 +61,10 @@ class RunConfig:
     """`--trust-project`: apply everything the project's files ask for, this run only."""
     add_dirs: list[str] = field(default_factory=list[str])
     """`--add-dir`: more directories the tools may reach, this run only."""
+    client_mcp_servers: dict[str, Any] = field(default_factory=dict[str, Any])
+    """MCP servers the client driving the session supplied (an editor's `mcpServers`),
+    as `.mcp.json` entries by name: validated like that file, started with no trust
+    question (the user configured them in their editor)."""
 
 
 def make_run_config(

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from aistack_tui.skills.commands import CommandSet
     from aistack_tui.skills.registry import SkillRegistry
     from aistack_tui.tools.base import ToolContext
+    from aistack_tui.tools.editor import EditorTerminal, FileReader, FileWriter
     from aistack_tui.wiring import Extensions
 
 Prompt = "str | list[lt.ContentBlock]"
@@ -350,6 +351,29 @@ class LiveSession:
         if found.allowed_tools:
             self.allow_during_next_run(found.allowed_tools)
         return found.expand(arguments.strip())
+
+    def use_editor_files(self, reader: FileReader | None, writer: FileWriter | None) -> None:
+        """Read and write text files through the editor driving this session (ACP's `fs`):
+        Read sees its buffers, Write and Edit hand it their final text. Permission checks,
+        checkpoints, stale-read checks and diffs stay the session's own; a call the editor
+        fails falls back to the disk. Only one of the two may be given; None, None stops."""
+        from aistack_tui.tools.editor import EDITOR_FILES, EditorFiles
+
+        services = self.tool_context.services
+        if reader is None and writer is None:
+            services.pop(EDITOR_FILES, None)
+            return
+        services[EDITOR_FILES] = EditorFiles(read=reader, write=writer)
+
+    def use_editor_terminal(self, terminal: EditorTerminal | None) -> None:
+        """Run Bash commands in the editor's terminals (ACP's `terminal`), inside the same
+        sandbox and tier as here (the editor gets the sandbox's argv); None stops."""
+        from aistack_tui.tools.editor import EDITOR_TERMINAL
+
+        if terminal is None:
+            self.tool_context.services.pop(EDITOR_TERMINAL, None)
+        else:
+            self.tool_context.services[EDITOR_TERMINAL] = terminal
 
     def mcp_statuses(self) -> list[ServerStatus]:
         mcp = self.extensions.mcp

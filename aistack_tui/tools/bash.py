@@ -5,7 +5,8 @@ is what people expect from a terminal); an EXIT trap writes the final `pwd` to a
 file, which survives `exit N` and leaves the exit status alone. The command runs in its
 own process group so a timeout or an Esc kills everything it started. stdout and stderr
 share one pipe that we own, so output keeps its interleaving, and once the shell exits
-we stop reading even if a background job still holds the pipe.
+we stop reading even if a background job still holds the pipe. When an editor lends its
+terminals, the same sandboxed argv runs in one of them instead (`bash_terminal.py`).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from aistack_tui.tools.base import (
     ToolOutput,
     current_grant,
 )
+from aistack_tui.tools.bash_terminal import run_in_terminal
+from aistack_tui.tools.editor import current_call_id, editor_terminal
 from aistack_tui.tools.process import Captured, kill_group, read_stream
 from aistack_tui.tools.schema import CompactSpec
 
@@ -114,7 +117,9 @@ class BashTool(CompactSpec, Tool[BashArgs]):
         fd, pwd_file = tempfile.mkstemp(prefix="aistack-cwd-")
         os.close(fd)
         try:
-            output, code, timed_out = await self._execute(
+            ran = await self._in_editor(ctx, args.command, cwd, timeout_ms, pwd_file,
+                                        confinement)
+            output, code, timed_out = ran or await self._execute(
                 args.command, cwd, timeout_ms, pwd_file, confinement.wrap, confinement.env()
             )
             ctx.bash_cwd = _final_cwd(pwd_file) or cwd
@@ -148,6 +153,20 @@ class BashTool(CompactSpec, Tool[BashArgs]):
                 language="text",
             ),
             metadata={"exit_code": code, "cwd": str(ctx.bash_cwd)},
+        )
+
+    async def _in_editor(self, ctx: ToolContext, command: str, cwd: Path, timeout_ms: int,
+                         pwd_file: str, confinement: _Confinement
+                         ) -> tuple[str, int, bool] | None:
+        """Run in the editor's terminal when the session has one (`tools/editor.py`);
+        None when it has none or the command never started there."""
+        terminal = editor_terminal(ctx)
+        if terminal is None:
+            return None
+        return await run_in_terminal(
+            terminal, command, cwd=cwd, timeout_ms=timeout_ms, pwd_file=pwd_file,
+            wrap=confinement.wrap, env=confinement.env(), tool_use_id=current_call_id.get(),
+            head_bytes=HEAD_BYTES, tail_bytes=TAIL_BYTES,
         )
 
     async def _execute(

@@ -3,6 +3,9 @@
 Small files are decoded whole; anything larger must be paged with offset/limit, and
 paging streams line by line so a 50 MB log never sits in memory. Output is bounded in
 lines, per-line width and total characters, each cut announced with the offset to go on.
+When an editor lends its files (`tools/editor.py`), a text file small enough to read
+whole is the editor's copy, unsaved changes included; images, binary files, notebooks
+and files paged from disk are read from disk as always.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from aistack_tui.tools.base import (
     ToolError,
     ToolOutput,
 )
+from aistack_tui.tools.editor import NOTEBOOK_SUFFIXES, editor_failure, editor_files
 from aistack_tui.tools.files import (
     BINARY_EXTENSIONS,
     BINARY_SNIFF_BYTES,
@@ -97,6 +101,10 @@ def _take(lines: list[str], limit: int) -> tuple[list[str], bool]:
 
 def _page_small(data: bytes, first: int, limit: int) -> _Page:
     text, _ = decode_bytes(data)
+    return _page_text(text, first, limit)
+
+
+def _page_text(text: str, first: int, limit: int) -> _Page:
     lines = text.split("\n")
     if text.endswith("\n"):
         lines.pop()
@@ -161,7 +169,30 @@ class ReadTool(CompactSpec, Tool[ReadArgs]):
 
     async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(args.file_path)
+        files = editor_files(ctx)
+        read = files.read if files is not None else None
+        if read is not None and await asyncio.to_thread(_editor_may_read, path):
+            try:
+                text = await read(path)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # the disk still has it: say so and read that
+                output = await asyncio.to_thread(self._read, path, args, ctx)
+                return _with_note(output, editor_failure("read", path, e))
+            return self._from_editor(text, path, args, ctx)
         return await asyncio.to_thread(self._read, path, args, ctx)
+
+    def _from_editor(self, text: str, path: Path, args: ReadArgs, ctx: ToolContext
+                     ) -> ToolOutput:
+        """The editor's copy, paged and shown as a file from disk would be. The read is
+        recorded against the file on disk, which is what Edit and Write check."""
+        text = text.replace("\r\n", "\n")
+        page = _page_text(text, max(args.offset or 1, 1), args.limit or DEFAULT_LIMIT)
+        try:
+            record_read(ctx, path)
+        except OSError as e:
+            raise ToolError(f"Cannot read {path}: {e.strerror or e}") from e
+        return self._render(page, len(text), display_path(path, ctx))
 
     def _read(self, path: Path, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
         if not path.exists():
@@ -249,6 +280,26 @@ class ReadTool(CompactSpec, Tool[ReadArgs]):
             ],
             display=ToolCallDisplay(summary=f"Read {shown} (image, {_human(size)})"),
         )
+
+
+def _editor_may_read(path: Path) -> bool:
+    """A text file on disk small enough to read whole: the editor's copy can stand in."""
+    suffix = path.suffix.lower()
+    if suffix in IMAGE_TYPES or suffix in BINARY_EXTENSIONS or suffix in NOTEBOOK_SUFFIXES:
+        return False
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_WHOLE_FILE_BYTES:
+            return False
+        with path.open("rb") as f:
+            return not looks_binary(f.read(BINARY_SNIFF_BYTES))
+    except OSError:
+        return False  # the disk read says what is wrong
+
+
+def _with_note(output: ToolOutput, note: str) -> ToolOutput:
+    if isinstance(output.content, str):
+        output.content = f"{note}\n{output.content}"
+    return output
 
 
 def _did_you_mean(path: Path) -> str:

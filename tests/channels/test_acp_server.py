@@ -71,14 +71,16 @@ class EditorClient:
 
 
 @asynccontextmanager
-async def acp_agent(client: EditorClient, repo: Path, server: FakeLLMServer
+async def acp_agent(client: EditorClient, repo: Path, server: FakeLLMServer, *,
+                    capabilities: ClientCapabilities | None = None,
                     ) -> AsyncIterator[ClientSideConnection]:
     env = {**os.environ, **server.env("anthropic"), "AISTACK_MODEL": MODEL}
     # An editor that offers no file system or terminal implements only these two methods.
     editor = cast(Client, client)
     async with spawn_agent_process(editor, *AISTACK, "acp", env=env, cwd=repo) as (conn, proc):
         init = await asyncio.wait_for(conn.initialize(
-            protocol_version=PROTOCOL_VERSION, client_capabilities=ClientCapabilities()), 30)
+            protocol_version=PROTOCOL_VERSION,
+            client_capabilities=capabilities or ClientCapabilities()), 30)
         assert init.protocol_version == PROTOCOL_VERSION
         assert init.agent_capabilities is not None and init.agent_capabilities.load_session
         assert init.agent_info is not None and init.agent_info.name == "aistack"

@@ -5,15 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from acp.schema import (
+    AcpMcpServer,
     AgentMessageChunk,
     AgentPlanUpdate,
+    EnvVariable,
     FileEditToolCallContent,
+    HttpHeader,
+    HttpMcpServer,
+    McpServerStdio,
+    SseMcpServer,
     ToolCallProgress,
     ToolCallStart,
     UserMessageChunk,
 )
 
 from aistack_tui.agent import events as ev
+from aistack_tui.channels.acp_editor import mcp_entries
 from aistack_tui.channels.acp_updates import UpdateMapper, replay, stop_reason
 from aistack_tui.llm.types import Message, TextBlock, ToolResultBlock, ToolUseBlock, Usage
 from aistack_tui.tools.base import ToolCallDisplay
@@ -91,3 +98,38 @@ def test_replay_shows_the_stored_conversation_without_model_notes(tmp_path: Path
                                           ToolCallProgress]
     assert updates[0].content.text == "fix it"  # type: ignore[union-attr]
     assert updates[3].status == "completed"  # type: ignore[union-attr]
+
+
+def test_a_command_run_in_the_editor_terminal_keeps_its_terminal_in_the_card(
+        tmp_path: Path) -> None:
+    mapper = UpdateMapper(tmp_path)
+    mapper.updates(_requested("t1", "Bash", {"command": "make"}))
+    mapper.terminals["t1"] = "term-7"
+    [done] = mapper.updates(_finished("t1", "Bash", "built"))
+    assert isinstance(done, ToolCallProgress) and done.status == "completed"
+    assert [(c.type, getattr(c, "terminal_id", None)) for c in done.content or []] == [
+        ("terminal", "term-7")]
+    # A failure also says why in words, under the terminal.
+    mapper.updates(_requested("t2", "Bash", {"command": "make"}))
+    mapper.terminals["t2"] = "term-8"
+    [failed] = mapper.updates(_finished("t2", "Bash", "timed out", is_error=True))
+    assert [c.type for c in failed.content or []] == ["terminal", "content"]
+    assert mapper.terminals == {}
+
+
+def test_editor_mcp_servers_become_mcp_json_entries() -> None:
+    entries, skipped = mcp_entries([
+        McpServerStdio(name="files", command="npx", args=["-y", "srv"],
+                       env=[EnvVariable(name="A", value="1")]),
+        HttpMcpServer(type="http", name="web", url="https://x/mcp",
+                      headers=[HttpHeader(name="Authorization", value="Bearer t")]),
+        SseMcpServer(type="sse", name="old", url="https://x/sse", headers=[]),
+        AcpMcpServer(type="acp", name="inproc", server_id="s1"),
+    ])
+    assert entries == {
+        "files": {"command": "npx", "args": ["-y", "srv"], "env": {"A": "1"}},
+        "web": {"type": "http", "url": "https://x/mcp",
+                "headers": {"Authorization": "Bearer t"}},
+        "old": {"type": "sse", "url": "https://x/sse", "headers": {}},
+    }
+    assert len(skipped) == 1 and "inproc" in skipped[0]

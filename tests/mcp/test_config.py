@@ -116,6 +116,26 @@ def test_project_overrides_user_and_override_file_replaces_project(tmp_path: Pat
     assert warnings == [f"{tmp_path / 'missing.json'}: MCP config file not found"]
 
 
+def test_client_servers_win_by_name_are_the_users_and_are_validated(tmp_path: Path) -> None:
+    """An editor's `mcpServers`: the user's own choice (no trust gate), yet checked like
+    `.mcp.json`, so a bad entry is a warning naming it, not a crash or a silent start."""
+    write(tmp_path / ".mcp.json", {"mcpServers": {"shared": {"command": "project"}}})
+    client = {"shared": {"command": "editor", "env": {"T": "${TOKEN}"}},
+              "web": {"type": "sse", "url": "https://example.com/sse"},
+              "bad__name": {"command": "x"}, "nourl": {"type": "http"}}
+
+    servers, warnings = load_mcp_config(tmp_path, None, {}, {"TOKEN": "t0"},
+                                        client_servers=client)
+    assert sorted(servers) == ["shared", "web"]
+    shared = servers["shared"]
+    assert isinstance(shared, StdioServerConfig)
+    assert (shared.command, dict(shared.env), shared.scope) == ("editor", {"T": "t0"}, "user")
+    assert isinstance(servers["web"], HttpServerConfig) and servers["web"].type == "sse"
+    assert len(warnings) == 2
+    assert all(w.startswith("the editor's session (mcpServers): MCP server ") for w in warnings)
+    assert "'bad__name'" in warnings[0] and "'nourl'" in warnings[1]
+
+
 def test_fingerprint_changes_with_the_entry(tmp_path: Path) -> None:
     a, _ = load_mcp_config(tmp_path, None, {"s": {"command": "x"}}, {})
     b, _ = load_mcp_config(tmp_path, None, {"s": {"command": "x", "args": ["1"]}}, {})
