@@ -47,6 +47,7 @@ from aistack_tui.tui.widgets.entries import (
     ThinkingEntry,
     UserEntry,
 )
+from aistack_tui.tui.widgets.selectable import SelectableStatic
 
 CODE_THEME = "monokai"
 FLUSH_INTERVAL_S = 1 / 30
@@ -153,7 +154,7 @@ class MarkdownParts:
 
 @dataclass(slots=True)
 class _Frozen:
-    widget: Static
+    widget: SelectableStatic
     parts: list[MarkdownPart]
     level: int
 
@@ -187,7 +188,7 @@ def split_complete_blocks(text: str) -> tuple[int, bool]:
     return offset + 1, blocks[-2][1] != "hr"
 
 
-class FrozenAnswer(Static):
+class FrozenAnswer(SelectableStatic):
     """A finished answer from the history: one widget (an `AssistantMessage` is two or
     more), because every mounted widget is laid out again on every frame."""
 
@@ -203,7 +204,8 @@ class AssistantMessage(Vertical):
     def __init__(self, entry: AssistantEntry) -> None:
         super().__init__(classes="assistant-message")
         self.entry = entry
-        self._live: Static | None = None
+        self._live: SelectableStatic | None = None
+        self._live_part: MarkdownPart | None = None
         self._offset = 0
         """`entry.text[:_offset]` is rendered in frozen parts; the rest in the live tail."""
         self._frozen_text = ""
@@ -230,12 +232,13 @@ class AssistantMessage(Vertical):
         else:
             self._shown = len(self.entry.text)
             self._live_text = self.entry.text
-            self._live = Static(MarkdownPart(self.entry.text), classes="live")
+            self._live_part = MarkdownPart(self.entry.text)
+            self._live = SelectableStatic(self._live_part, classes="live", live=True)
             yield self._live
 
-    def _frozen_whole(self) -> Static:
+    def _frozen_whole(self) -> SelectableStatic:
         suffix = INTERRUPTED_SUFFIX if self.entry.interrupted else ""
-        return Static(MarkdownPart(self.entry.text + suffix), classes="frozen")
+        return SelectableStatic(MarkdownPart(self.entry.text + suffix), classes="frozen")
 
     async def write(self, fragment: str) -> None:
         """Append streamed text; the entry keeps the full text for freezing and /copy.
@@ -276,7 +279,7 @@ class AssistantMessage(Vertical):
             self._next_check = len(tail) + FREEZE_CHARS // 2
             return False
         part = MarkdownPart(tail[:cut], after_block=self._after_block)
-        widget = Static(part, classes="frozen")
+        widget = SelectableStatic(part, classes="frozen")
         with self.app.batch_update():
             await self.mount(widget, before=self._live)
             self._frozen.append(_Frozen(widget, [part], 0))
@@ -304,14 +307,15 @@ class AssistantMessage(Vertical):
             start = indexes[0]
             group = self._frozen[start : start + MERGE_FAN_IN]
             parts = [part for frozen in group for part in frozen.parts]
-            widget = Static(MarkdownParts(parts), classes="frozen")
+            widget = SelectableStatic(MarkdownParts(parts), classes="frozen")
             await self.mount(widget, before=group[0].widget)
             await self.remove_children([frozen.widget for frozen in group])
             self._frozen[start : start + MERGE_FAN_IN] = [_Frozen(widget, parts, level + 1)]
 
     def _show_live(self, tail: str) -> None:
         assert self._live is not None
-        self._live.update(MarkdownPart(tail, after_block=self._after_block))
+        self._live_part = MarkdownPart(tail, after_block=self._after_block)
+        self._live.show_live(self._live_part)
         self._live_text = tail
 
     async def freeze(self) -> None:
@@ -332,8 +336,10 @@ class AssistantMessage(Vertical):
             with self.app.batch_update():
                 if self.entry.text.startswith(self._frozen_text):
                     tail = self.entry.text[self._offset :] + suffix
-                    if tail != self._live_text:  # else it is on screen already
-                        live.update(MarkdownPart(tail, after_block=self._after_block))
+                    part = self._live_part
+                    if part is None or tail != self._live_text:  # else it is rendered already
+                        part = MarkdownPart(tail, after_block=self._after_block)
+                    live.set_renderable(part)
                     live.set_classes("frozen")
                 else:
                     await self.remove_children()

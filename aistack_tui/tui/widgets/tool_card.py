@@ -1,10 +1,10 @@
 """A tool call as one summary line (`Bash  pytest -q  ✓ 2.1s`) with expandable output.
 
 The card shows the call's state (pending, waiting for approval, running, done, failed,
-denied) with an icon; Enter or a click toggles the body (typing anything else goes back
-to the prompt: see `MainScreen.on_key`) (the tool's detail, diff or
-output). A `Task` card also nests its subagent's tool calls as one-line rows: shown while
-the subagent works, folded into a count once it is done (Enter shows them again).
+denied) with an icon; Enter or a click toggles the body (the tool's detail, diff or
+output); typing anything else goes back to the prompt (`MainScreen.on_key`). A `Task`
+card also nests its subagent's tool calls as one-line rows: shown while the subagent
+works, folded into a count once it is done (Enter shows them again).
 Everything it shows comes from its `ToolEntry`, so it can be re-mounted by the
 conversation's windowing without losing state.
 """
@@ -18,10 +18,12 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
+from textual.selection import Selection
+from textual.strip import Strip
 from textual.widget import Widget
 
-from aistack_tui.tui.widgets.diff_view import unified_text
 from aistack_tui.tui.widgets.entries import ToolEntry
+from aistack_tui.tui.widgets.selectable import SelectableRender, selected_line
 
 ICONS = {
     "pending": "○",
@@ -60,6 +62,7 @@ class ToolCard(Widget, can_focus=True):
     def __init__(self, entry: ToolEntry) -> None:
         super().__init__(classes="tool-card")
         self.entry = entry
+        self._selectable = SelectableRender("")
         self._sync_classes()
 
     def _sync_classes(self) -> None:
@@ -128,7 +131,7 @@ class ToolCard(Widget, can_focus=True):
         entry = self.entry
         parts: list[RenderableType] = []
         if entry.diff:
-            parts.append(unified_text(entry.diff))
+            parts.append(Syntax(entry.diff, "diff", theme="ansi_dark", word_wrap=True))
         if entry.detail:
             lines = entry.detail.splitlines()
             shown = "\n".join(lines[:MAX_BODY_LINES])
@@ -148,7 +151,14 @@ class ToolCard(Widget, can_focus=True):
             body = self.body()
             if body is not None:
                 parts.append(body)
-        return parts[0] if len(parts) == 1 else Group(*parts)
+        self._selectable = SelectableRender(parts[0] if len(parts) == 1 else Group(*parts))
+        return self._selectable
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        return selection.extract(self._selectable.plain), "\n"
+
+    def render_line(self, y: int) -> Strip:
+        return selected_line(self, super().render_line(y), y)
 
     def action_toggle_output(self) -> None:
         entry = self.entry
@@ -163,6 +173,8 @@ class ToolCard(Widget, can_focus=True):
 
     def on_click(self, event: events.Click) -> None:
         event.stop()
+        if self.text_selection is not None:
+            return  # the end of a drag that selected text, not a click
         self.action_toggle_output()
 
     def on_focus(self) -> None:
