@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from aistack_tui.llm.types import ImageBlock, TextBlock, ToolSpec
 from aistack_tui.permissions.types import APPROVED_GRANT, ExecGrant
+from aistack_tui.tools.diffs import FileDiff
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 
@@ -52,12 +53,13 @@ class ToolCallDisplay:
     """How a front end shows a call: neutral data, rendered by the TUI or print mode.
 
     `summary` is the one line of a tool card (`Read src/app.py (120 lines)`); `detail`
-    the expandable body; `diff` a unified diff when the call changes a file.
+    the expandable body; `diff` the change when the call changes a file, as data (the
+    front ends draw its lines; `diff.unified()` is its text).
     """
 
     summary: str
     detail: str = ""
-    diff: str = ""
+    diff: FileDiff | None = None
     language: str = ""
 
 

@@ -7,7 +7,7 @@ while the dialog was open.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import Field
@@ -20,6 +20,7 @@ from aistack_tui.tools.base import (
     ToolError,
     ToolOutput,
 )
+from aistack_tui.tools.diffs import FileDiff, file_diff
 from aistack_tui.tools.files import (
     TextFile,
     count_lines,
@@ -47,16 +48,16 @@ class FileChange:
     new: str
     data: bytes
 
-    def diff(self) -> str:
-        from aistack_tui.permissions.diff import unified_diff  # difflib: only when writing
+    _diff: FileDiff | None = field(default=None, init=False, repr=False)
 
-        return unified_diff(self.shown, self.old or "", self.new)
+    def diff(self) -> FileDiff:
+        """The change as data; one diff pass however often a summary asks for it."""
+        if self._diff is None:
+            self._diff = file_diff(self.shown, self.old or "", self.new)
+        return self._diff
 
     def stats(self) -> str:
-        from aistack_tui.permissions.diff import diff_stats
-
-        added, removed = diff_stats(self.old or "", self.new)
-        return f"+{added} -{removed}"
+        return str(self.diff().stat())
 
 
 def apply_change(change: FileChange, ctx: ToolContext) -> None:

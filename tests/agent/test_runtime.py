@@ -93,7 +93,8 @@ async def test_edit_ask_rejected_with_feedback_reaches_model(git_repo: Path) -> 
     assert (git_repo / "f.py").read_text() == "x = 1\n"
     assert "use y instead of x" in last_request
     assert approver.requests[0].tool_name == "Edit"
-    assert "+x = 2" in approver.requests[0].display.diff
+    diff = approver.requests[0].display.diff
+    assert diff is not None and "+x = 2" in diff.unified()
     assert any(isinstance(e, ev.PermissionAsked) for e in events)
 
 

@@ -1,58 +1,8 @@
 from __future__ import annotations
 
-import difflib
-
 import pytest
 
-from aistack_tui.permissions.diff import diff_hunks, diff_stats, unified_diff
 from aistack_tui.permissions.secrets import REDACTED, mask_secrets
-
-
-def test_unified_diff_matches_difflib_for_a_simple_change() -> None:
-    old = "".join(f"line {i}\n" for i in range(1, 21))
-    new = old.replace("line 10\n", "line ten\n").replace("line 20\n", "line 20\nline 21\n")
-    ours = unified_diff("a.txt", old, new)
-    theirs = "".join(
-        difflib.unified_diff(old.splitlines(True), new.splitlines(True), "a/a.txt", "b/a.txt", n=3)
-    )
-    assert ours == theirs
-
-
-def test_unified_diff_is_empty_when_nothing_changed() -> None:
-    assert unified_diff("x", "same\n", "same\n") == ""
-
-
-def test_missing_newline_at_end_is_marked() -> None:
-    text = unified_diff("f", "a\nb", "a\nb\n")
-    assert "\\ No newline at end of file" in text
-    assert text.splitlines()[-2:] == ["\\ No newline at end of file", "+b"]
-
-
-def test_hunks_number_lines_on_both_sides() -> None:
-    old = "a\nb\nc\nd\n"
-    new = "a\nB\nc\nd\ne\n"
-    (hunk,) = diff_hunks(old, new, context=1)
-    kinds = [(ln.kind, ln.text, ln.old_lineno, ln.new_lineno) for ln in hunk.lines]
-    assert kinds == [
-        ("context", "a", 1, 1),
-        ("removed", "b", 2, None),
-        ("added", "B", None, 2),
-        ("context", "c", 3, 3),
-        ("context", "d", 4, 4),
-        ("added", "e", None, 5),
-    ]
-    assert (hunk.old_start, hunk.old_count, hunk.new_start, hunk.new_count) == (1, 4, 1, 5)
-
-
-def test_new_file_diff_and_stats() -> None:
-    text = unified_diff("n.py", "", "x = 1\ny = 2\n")
-    assert "@@ -0,0 +1,2 @@" in text
-    assert diff_stats("a\nb\n", "a\nc\nd\n") == (2, 1)
-
-
-def test_form_feed_does_not_split_lines() -> None:
-    (hunk,) = diff_hunks("a\x0cb\n", "a\x0cc\n")
-    assert [ln.text for ln in hunk.lines] == ["a\x0cb", "a\x0cc"]
 
 
 @pytest.mark.parametrize(

@@ -62,8 +62,9 @@ async def test_write_keeps_crlf_and_preview_shows_the_diff(ctx: ToolContext, pro
     tool = WriteTool()
     args = tool.parse_args({"file_path": "w.txt", "content": "one\nthree\n"})
     display = await tool.preview(args, ctx)
-    assert "-two" in display.diff
-    assert "+three" in display.diff
+    assert display.diff is not None
+    assert [(ln.kind, ln.text) for ln in display.diff.lines()] == [
+        ("context", "one"), ("removed", "two"), ("added", "three")]
     assert f.read_bytes() == b"one\r\ntwo\r\n"  # preview writes nothing
     await tool.run(args, ctx)
     assert f.read_bytes() == b"one\r\nthree\r\n"
@@ -211,7 +212,8 @@ async def test_edit_preview_is_the_exact_diff_without_writing(
     tool = EditTool()
     args = tool.parse_args({"file_path": "p.py", "old_string": "b", "new_string": "B"})
     display = await tool.preview(args, ctx)
-    assert display.diff == "--- a/p.py\n+++ b/p.py\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
+    assert display.diff is not None
+    assert display.diff.unified() == "--- a/p.py\n+++ b/p.py\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
     assert f.read_text() == "a\nb\nc\n"
     out = await tool.run(args, ctx)
     assert out.display is not None
@@ -233,8 +235,10 @@ async def test_write_preview_of_a_new_file(ctx: ToolContext, project: Path) -> N
     args = tool.parse_args({"file_path": "docs/new.md", "content": "# Title\nbody\n"})
     display = await tool.preview(args, ctx)
     assert display.summary == "Create docs/new.md (2 lines)"
+    assert display.diff is not None
     assert (
-        display.diff == "--- a/docs/new.md\n+++ b/docs/new.md\n@@ -0,0 +1,2 @@\n+# Title\n+body\n"
+        display.diff.unified()
+        == "--- a/docs/new.md\n+++ b/docs/new.md\n@@ -0,0 +1,2 @@\n+# Title\n+body\n"
     )
     assert not (project / "docs").exists()
 

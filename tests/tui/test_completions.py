@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aistack_tui.permissions.diff import unified_diff
 from aistack_tui.session.mentions import (
     FileIndex,
     command_at_start,
@@ -13,7 +12,6 @@ from aistack_tui.session.mentions import (
 )
 from aistack_tui.tui.commands import all_commands
 from aistack_tui.tui.slash import code_blocks, parse
-from aistack_tui.tui.widgets.diff_view import Row, diff_stat, side_by_side_rows
 from aistack_tui.tui.widgets.prompt_input import PromptHistory
 
 
@@ -59,16 +57,6 @@ def test_mentioned_paths_only_existing_files_inside_root(tmp_path: Path) -> None
     outside.write_text("no")
     found = mentioned_paths("see @a.py, @missing.py and @../outside.txt", tmp_path)
     assert found == [(tmp_path / "a.py").resolve()]
-
-
-def test_side_by_side_pairs_removed_and_added_lines() -> None:
-    old = "one\ntwo\nthree\n"
-    new = "one\n2\nthree\nfour\n"
-    rows = side_by_side_rows(unified_diff("f.py", old, new))
-    assert Row(2, "two", 2, "2", "change") in rows
-    assert Row(None, None, 4, "four", "change") in rows
-    assert Row(1, "one", 1, "one", "context") in rows
-    assert diff_stat(unified_diff("f.py", old, new)) == (2, 1)
 
 
 def test_slash_parsing_and_registry() -> None:

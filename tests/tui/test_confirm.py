@@ -9,16 +9,16 @@ from textual.app import App
 from textual.widgets import Input, Static
 
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
-from aistack_tui.permissions.diff import unified_diff
 from aistack_tui.permissions.types import Decision
 from aistack_tui.tools.base import ToolCallDisplay
+from aistack_tui.tools.diffs import file_diff
 from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.screens.confirm import ConfirmScreen
 from tests.tui.conftest import screen_text
 
 
 def edit_request(tool_id: str = "t1", rule: str | None = "Edit(./a.py)") -> ApprovalRequest:
-    diff = unified_diff("a.py", "x = 1\ny = 2\n", "x = 1\ny = 3\n")
+    diff = file_diff("a.py", "x = 1\ny = 2\n", "x = 1\ny = 3\n")
     return ApprovalRequest(
         tool_use_id=tool_id,
         tool_name="Edit",

@@ -13,9 +13,9 @@ from typing import Any
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.ports import ApprovalRequest
 from aistack_tui.llm import types as lt
-from aistack_tui.permissions.diff import unified_diff
 from aistack_tui.permissions.types import Decision
 from aistack_tui.tools.base import ToolCallDisplay
+from aistack_tui.tools.diffs import file_diff
 from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.screens.setup import SetupScreen
 from aistack_tui.tui.widgets.entries import NoticeEntry
@@ -83,7 +83,7 @@ def _edit_request() -> ApprovalRequest:
         decision=Decision("ask", "Edit src/app.py needs approval in default mode",
                           suggested_rule="Edit(./src/app.py)"),
         display=ToolCallDisplay(summary="Edit src/app.py (+1 -4)",
-                                diff=unified_diff("src/app.py", old, new)),
+                                diff=file_diff("src/app.py", old, new)),
     )
 
 

@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
-from aistack_tui.tui.widgets.diff_view import diff_stat, render_diff
+from aistack_tui.tui.widgets.diff_view import render_diff
 
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit")
 
@@ -71,11 +71,10 @@ class ConfirmScreen(ModalScreen[ApprovalDecision]):
         req = self.request
         preview = self.query_one("#confirm-preview", Static)
         command = req.tool_input.get("command")
-        if req.display.diff:
-            added, removed = diff_stat(req.display.diff)
-            path = req.tool_input.get("file_path", "")
-            head = Text(f"{path}  +{added} -{removed}\n", style="bold")
-            preview.update(Group(head, render_diff(req.display.diff, self.app.size.width)))
+        diff = req.display.diff
+        if diff:
+            head = Text(f"{diff.path}  {diff.stat()}\n", style="bold")
+            preview.update(Group(head, render_diff(diff, self.app.size.width)))
         elif isinstance(command, str):
             preview.update(Syntax(command, "bash", theme="ansi_dark", word_wrap=True))
         elif req.display.detail:

@@ -1,90 +1,107 @@
-"""Render a unified diff (built by `permissions/diff.py` in the core) for the terminal.
+"""Draw a `FileDiff` (built by the core in `tools/diffs.py`) for the terminal.
 
-Narrow terminals get the unified text, syntax-highlighted; wide ones get old and new side
-by side, with removed and added runs paired line by line as `git difftool` shows them.
-Parsing the unified text (rather than asking the tool for old and new contents again)
-guarantees the dialog shows exactly what the core will write.
+Narrow terminals get the unified form, coloured line by line; wide ones get old and new
+side by side, with removed and added runs paired line by line as `git difftool` shows
+them. Both are drawn from the diff's typed, numbered lines: the dialog shows exactly the
+change the core will write, and no diff text is parsed back.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+from typing import Literal, TypeAlias
 
 from rich.console import RenderableType
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from aistack_tui.tools.diffs import NO_NEWLINE_MARK, DiffLine, FileDiff
+
 SIDE_BY_SIDE_MIN_WIDTH = 140
-_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+
+# The colours of Rich's `ansi_dark` theme for diffs, which this view used before it drew
+# from data; the tool cards and the confirm dialog look as they did.
+REMOVED = "bright_red"
+ADDED = "bright_green"
+HUNK = "bold bright_magenta"
+MARGIN = "bright_black"
+
+RowKind: TypeAlias = Literal["context", "change", "hunk"]
 
 
 @dataclass(frozen=True, slots=True)
 class Row:
-    """One row of a side-by-side view; a None side is blank (an added or removed line)."""
+    """One row of a side-by-side view; a None side is blank (an added or removed line).
+
+    A hunk row carries its `@@ … @@` header in `old`.
+    """
 
     old_no: int | None
     old: str | None
     new_no: int | None
     new: str | None
-    kind: str  # "context" | "change" | "hunk"
+    kind: RowKind
 
 
-def side_by_side_rows(diff: str) -> list[Row]:
+def side_by_side_rows(diff: FileDiff) -> list[Row]:
+    """The diff's lines as old | new rows: each run of removed lines is paired with the
+    added run that follows it, the longer run's extra lines facing a blank."""
     rows: list[Row] = []
-    removed: list[tuple[int, str]] = []
-    added: list[tuple[int, str]] = []
-    old_no = new_no = 0
-
-    def flush() -> None:
-        for i in range(max(len(removed), len(added))):
-            left = removed[i] if i < len(removed) else (None, None)
-            right = added[i] if i < len(added) else (None, None)
-            rows.append(Row(left[0], left[1], right[0], right[1], "change"))
-        removed.clear()
-        added.clear()
-
-    for line in diff.splitlines():
-        if line.startswith(("--- ", "+++ ")) and not rows and not removed and not added:
-            continue
-        match = _HUNK.match(line)
-        if match:
-            flush()
-            old_no, new_no = int(match.group(1)), int(match.group(2))
-            rows.append(Row(None, line, None, None, "hunk"))
-        elif line.startswith("-"):
-            removed.append((old_no, line[1:]))
-            old_no += 1
-        elif line.startswith("+"):
-            added.append((new_no, line[1:]))
-            new_no += 1
-        elif line.startswith("\\"):
-            continue
-        else:
-            flush()
-            text = line[1:] if line.startswith(" ") else line
-            rows.append(Row(old_no, text, new_no, text, "context"))
-            old_no += 1
-            new_no += 1
-    flush()
+    for hunk in diff.hunks:
+        rows.append(Row(None, hunk.header(), None, None, "hunk"))
+        removed: list[DiffLine] = []
+        added: list[DiffLine] = []
+        for line in (*hunk.lines, None):
+            if line is not None and line.kind == "removed":
+                removed.append(line)
+                continue
+            if line is not None and line.kind == "added":
+                added.append(line)
+                continue
+            for i in range(max(len(removed), len(added))):
+                left = removed[i] if i < len(removed) else None
+                right = added[i] if i < len(added) else None
+                rows.append(Row(
+                    left.old_lineno if left else None, left.text if left else None,
+                    right.new_lineno if right else None, right.text if right else None,
+                    "change",
+                ))
+            removed.clear()
+            added.clear()
+            if line is not None:
+                rows.append(Row(line.old_lineno, line.text, line.new_lineno, line.text,
+                                "context"))
     return rows
 
 
-def diff_stat(diff: str) -> tuple[int, int]:
-    added = removed = 0
-    for line in diff.splitlines():
-        if line.startswith("+") and not line.startswith("+++ "):
-            added += 1
-        elif line.startswith("-") and not line.startswith("--- "):
-            removed += 1
-    return added, removed
+def unified_text(diff: FileDiff) -> Text:
+    """The unified form (`--- a/…`, `@@ … @@`, `-`/`+`/` ` lines), coloured by kind."""
+    out = Text()
+    path = diff.path.lstrip("/")
+    out.append(f"--- a/{path}", style=REMOVED)
+    out.append("\n")
+    out.append(f"+++ b/{path}", style=ADDED)
+    for hunk in diff.hunks:
+        out.append("\n")
+        out.append(hunk.header(), style=HUNK)
+        for line in hunk.lines:
+            out.append("\n")
+            if line.kind == "removed":
+                out.append("-" + line.text, style=REMOVED)
+            elif line.kind == "added":
+                out.append("+" + line.text, style=ADDED)
+            else:
+                out.append(" ", style=MARGIN)
+                out.append(line.text)
+            if line.no_newline:
+                out.append("\n" + NO_NEWLINE_MARK)
+    return out
 
 
-def render_diff(diff: str, width: int) -> RenderableType:
+def render_diff(diff: FileDiff, width: int) -> RenderableType:
     """The diff for a terminal `width` columns wide."""
     if width < SIDE_BY_SIDE_MIN_WIDTH:
-        return Syntax(diff.rstrip("\n"), "diff", theme="ansi_dark", word_wrap=True)
+        return unified_text(diff)
     table = Table.grid(expand=True, padding=(0, 1))
     table.add_column(justify="right", style="dim", width=5)
     table.add_column(ratio=1)
@@ -97,9 +114,9 @@ def render_diff(diff: str, width: int) -> RenderableType:
         left_style = "red" if row.kind == "change" and row.old is not None else ""
         right_style = "green" if row.kind == "change" and row.new is not None else ""
         table.add_row(
-            "" if row.old_no is None or row.old is None else str(row.old_no),
+            "" if row.old_no is None else str(row.old_no),
             Text(row.old or "", style=left_style),
-            "" if row.new_no is None or row.new is None else str(row.new_no),
+            "" if row.new_no is None else str(row.new_no),
             Text(row.new or "", style=right_style),
         )
     return table

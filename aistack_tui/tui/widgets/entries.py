@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from aistack_tui.tools.diffs import FileDiff
+
 ToolState: TypeAlias = Literal["pending", "asking", "running", "done", "failed", "denied"]
 
 
@@ -40,7 +42,7 @@ class ToolEntry:
     summary: str
     state: ToolState = "pending"
     detail: str = ""
-    diff: str = ""
+    diff: FileDiff | None = None
     language: str = ""
     duration_s: float | None = None
     note: str = ""

@@ -22,6 +22,7 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 
+from aistack_tui.tui.widgets.diff_view import unified_text
 from aistack_tui.tui.widgets.entries import ToolEntry
 from aistack_tui.tui.widgets.selectable import SelectableRender, selected_line
 
@@ -131,7 +132,7 @@ class ToolCard(Widget, can_focus=True):
         entry = self.entry
         parts: list[RenderableType] = []
         if entry.diff:
-            parts.append(Syntax(entry.diff, "diff", theme="ansi_dark", word_wrap=True))
+            parts.append(unified_text(entry.diff))
         if entry.detail:
             lines = entry.detail.splitlines()
             shown = "\n".join(lines[:MAX_BODY_LINES])
