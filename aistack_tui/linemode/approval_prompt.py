@@ -30,7 +30,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
-from aistack_tui.linemode.diff import diff_stat, render_diff
+from aistack_tui.linemode.diff import render_diff
 from aistack_tui.linemode.render import LineRenderer
 from aistack_tui.linemode.terminal import LineIO
 from aistack_tui.settings.trust import KIND_LABELS, TrustItem
@@ -84,11 +84,10 @@ def request_view(request: ApprovalRequest) -> RenderableType:
         parts.append(Text(f"  ⚠ {warning}", style="bold red"))
     diff = request.display.diff
     command = request.tool_input.get("command")
-    if isinstance(diff, str) and diff:
-        added, removed = diff_stat(diff)
-        if f"+{added} -{removed}" not in title.plain:
-            path = request.tool_input.get("file_path", "")
-            parts.append(Text(f"  {path}  +{added} -{removed}", style="bold"))
+    if diff:
+        stat = str(diff.stat())
+        if stat not in title.plain:
+            parts.append(Text(f"  {diff.path}  {stat}", style="bold"))
         parts.append(render_diff(diff, APPROVAL_DIFF_LINES))
     elif isinstance(command, str):
         parts.append(Syntax(command, "bash", theme="ansi_dark", word_wrap=True,

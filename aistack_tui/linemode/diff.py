@@ -1,59 +1,39 @@
-"""A unified diff as coloured lines for a scrolling terminal.
+"""A file change (`FileDiff`, built by the core) as coloured lines for a scrolling terminal.
 
-The core builds the diff; this only colours it: removed lines red, added green, hunk
-headers cyan, each with the line number it has in the file (new numbers for added and
-context lines, old numbers for removed ones), so a reviewer can find the place. Long
-diffs are cut with a line saying how much was left out; the approval prompt shows more
-than a finished tool's line does.
+Removed lines red, added green, hunk headers cyan, each with the number it has in the
+file (the old number for a removed line, the new one otherwise), so a reviewer can find
+the place. Long diffs are cut with a line saying how much was left out; the approval
+prompt shows more than a finished tool's line does. Drawn from the diff's typed lines:
+nothing is parsed back from diff text.
 """
 
 from __future__ import annotations
 
-import re
-
 from rich.text import Text
 
-_HUNK = re.compile(r"^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@")
+from aistack_tui.tools.diffs import NO_NEWLINE_MARK, FileDiff
+
+_STYLE = {"added": "green", "removed": "red", "context": ""}
+_PREFIX = {"added": "+", "removed": "-", "context": " "}
 
 
-def diff_stat(diff: str) -> tuple[int, int]:
-    """(added, removed) line counts of a unified diff."""
-    added = removed = 0
-    for line in diff.splitlines():
-        if line.startswith("+") and not line.startswith("+++ "):
-            added += 1
-        elif line.startswith("-") and not line.startswith("--- "):
-            removed += 1
-    return added, removed
-
-
-def render_diff(diff: str, max_lines: int | None = None) -> Text:
+def render_diff(diff: FileDiff, max_lines: int | None = None) -> Text:
     """The diff, coloured and numbered; at most `max_lines` body lines (None: all)."""
     out = Text()
-    old_no = new_no = 0
-    body = [line for line in diff.splitlines() if not line.startswith(("--- ", "+++ "))]
-    for shown, line in enumerate(body):
+    rows: list[tuple[str, int | None, str]] = []  # (style, number, text)
+    for hunk in diff.hunks:
+        rows.append(("cyan", None, hunk.header()))
+        for line in hunk.lines:
+            number = line.old_lineno if line.kind == "removed" else line.new_lineno
+            rows.append((_STYLE[line.kind], number, _PREFIX[line.kind] + line.text))
+            if line.no_newline:
+                rows.append(("dim", None, "      " + NO_NEWLINE_MARK))
+    for shown, (style, number, text) in enumerate(rows):
         if max_lines is not None and shown >= max_lines:
-            out.append(f"      … {len(body) - shown} more diff lines\n", style="dim")
+            out.append(f"      … {len(rows) - shown} more diff lines\n", style="dim")
             break
-        match = _HUNK.match(line)
-        if match:
-            old_no, new_no = int(match.group(1)), int(match.group(2))
-            out.append(line + "\n", style="cyan")
-        elif line.startswith("-"):
-            out.append(f"{old_no:>5} ", style="dim")
-            out.append(line + "\n", style="red")
-            old_no += 1
-        elif line.startswith("+"):
-            out.append(f"{new_no:>5} ", style="dim")
-            out.append(line + "\n", style="green")
-            new_no += 1
-        elif line.startswith("\\"):
-            out.append("      " + line + "\n", style="dim")
-        else:
-            out.append(f"{new_no:>5} ", style="dim")
-            out.append(line + "\n")
-            old_no += 1
-            new_no += 1
+        if number is not None:
+            out.append(f"{number:>5} ", style="dim")
+        out.append(text + "\n", style=style)
     out.rstrip()
     return out

@@ -18,7 +18,7 @@ over each other.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal, assert_never
@@ -33,6 +33,7 @@ from aistack_tui.agent import events as ev
 from aistack_tui.linemode.diff import render_diff
 from aistack_tui.linemode.markdown_stream import MarkdownBlocks
 from aistack_tui.llm import types as lt
+from aistack_tui.tools.diffs import FileDiff
 
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit")
 FINISHED_DIFF_LINES = 30
@@ -64,7 +65,7 @@ class _Card:
 
     name: str
     summary: str
-    diff: str = ""
+    diff: FileDiff | None = None
     asked: bool = False
     denied: bool = False
 
@@ -110,7 +111,7 @@ class LineRenderer:
     # --- the approval prompt's hold on the terminal -------------------------------------
 
     @contextmanager
-    def paused(self) -> Iterator[None]:
+    def paused(self) -> Generator[None, None, None]:
         """Erase the live region and hold events back until the block ends."""
         self._stop_live()
         self._end_raw_line()
@@ -187,8 +188,8 @@ class LineRenderer:
             case ev.ToolStarted(name=name):
                 state.status = f"running {name}"
                 self._refresh(force=True)
-            case ev.ToolFinished(tool_use_id=tool_id, result=result, duration_s=duration):
-                self._tool_finished(tool_id, result, duration, event.display)
+            case ev.ToolFinished():
+                self._tool_finished(event)
                 state.status = "thinking"
             case ev.UsageUpdated():
                 state.usage = event
@@ -293,13 +294,9 @@ class LineRenderer:
         line.append_text(status)
         self._print(line)
 
-    def _tool_finished(
-        self,
-        tool_id: str,
-        result: lt.ToolResultBlock,
-        duration: float,
-        display: object | None,
-    ) -> None:
+    def _tool_finished(self, event: ev.ToolFinished) -> None:
+        tool_id, result, display = event.tool_use_id, event.result, event.display
+        duration = event.duration_s
         card = self._state.cards.get(tool_id)
         if card is not None and card.denied:
             return  # its denial line was the end line
@@ -313,8 +310,10 @@ class LineRenderer:
         if result.is_error:
             self._end_line(tool_id, Text(f"✗ {first_line(text)} · {took}", style="red"))
             return
-        summary = getattr(display, "summary", "") or ""
-        diff = getattr(display, "diff", "") or (card.diff if card is not None else "")
+        summary = display.summary if display is not None else ""
+        diff = display.diff if display is not None and display.diff else None
+        if diff is None and card is not None:
+            diff = card.diff
         status = Text("✓ ", style="green")
         extra = summary
         if card is not None and summary.startswith(card.summary):
@@ -323,10 +322,7 @@ class LineRenderer:
             status.append(extra + " ")
         status.append(took, style="dim")
         self._end_line(tool_id, status, summary)
-        if (
-            isinstance(diff, str) and diff and card is not None
-            and card.name in EDIT_TOOLS and not card.asked
-        ):
+        if diff and card is not None and card.name in EDIT_TOOLS and not card.asked:
             self._print(render_diff(diff, FINISHED_DIFF_LINES))
 
     def _subagent(self, description: str, child: ev.AgentEvent) -> None:

@@ -18,14 +18,14 @@ from aistack_tui.linemode.approval_prompt import AskFeedback, LineApprover, pars
 from aistack_tui.linemode.render import LineRenderer
 from aistack_tui.linemode.terminal import LineIO
 from aistack_tui.llm import types as lt
-from aistack_tui.permissions.diff import unified_diff
 from aistack_tui.permissions.types import Decision
 from aistack_tui.settings.trust import TrustItem
 from aistack_tui.tools.base import ToolCallDisplay
+from aistack_tui.tools.diffs import file_diff
 
 RED, GREEN = "\x1b[31m", "\x1b[32m"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-DIFF = unified_diff("calc.py", "def add(a, b):\n    return a - b\n",
+DIFF = file_diff("calc.py", "def add(a, b):\n    return a - b\n",
                     "def add(a, b):\n    return a + b\n")
 
 

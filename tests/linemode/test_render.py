@@ -10,11 +10,11 @@ from rich.console import Console
 from aistack_tui.agent import events as ev
 from aistack_tui.linemode.render import LineRenderer
 from aistack_tui.llm import types as lt
-from aistack_tui.permissions.diff import unified_diff
 from aistack_tui.tools.base import ToolCallDisplay
+from aistack_tui.tools.diffs import file_diff
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")
-DIFF = unified_diff("calc.py", "a\nb\n", "a\nc\n")
+DIFF = file_diff("calc.py", "a\nb\n", "a\nc\n")
 END = ev.TurnEnded("completed", 1, "", lt.Usage(input_tokens=1200, output_tokens=34),
                    0.0123, 2500, 2000)
 
@@ -171,3 +171,18 @@ def test_notices_errors_and_attachments() -> None:
         "⚠ MCP server docs failed",
         "✗ AuthenticationError: 401 bad key",
     ]
+
+
+def test_a_long_diff_is_cut_with_a_count_and_numbers_follow_the_file() -> None:
+    from aistack_tui.linemode.diff import render_diff
+
+    old = "".join(f"line {i}\n" for i in range(1, 41))
+    new = old.replace("line 20\n", "changed 20\n").replace("line 40\n", "line 40")
+    diff = file_diff("big.txt", old, new)
+    full = render_diff(diff).plain.splitlines()
+    assert full[0] == "@@ -17,7 +17,7 @@"
+    assert "   20 -line 20" in full and "   20 +changed 20" in full
+    assert full[-1].strip() == "\\ No newline at end of file"
+    cut = render_diff(diff, max_lines=5).plain.splitlines()
+    assert len(cut) == 6
+    assert cut[-1].strip() == f"… {len(full) - 5} more diff lines"
