@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from acp import RequestError
 from acp.interfaces import Client
 from acp.schema import (
     AcpMcpServer,
@@ -31,6 +32,16 @@ ShowTerminal = Callable[[str, str], Awaitable[None]]
 AcpMcpEntry = HttpMcpServer | SseMcpServer | AcpMcpServer | McpServerStdio
 
 
+class EditorRefusedError(Exception):
+    """The editor answered a request with an error; the message is its own words."""
+
+
+def refused(error: RequestError) -> EditorRefusedError:
+    data = error.data
+    detail = data.get("details") or data.get("message") if isinstance(data, dict) else data
+    return EditorRefusedError(f"{error}: {detail}" if detail else str(error))
+
+
 @dataclass(frozen=True, slots=True)
 class EditorFiles:
     """`fs/read_text_file` and `fs/write_text_file` for one session."""
@@ -39,12 +50,19 @@ class EditorFiles:
     session_id: str
 
     async def read(self, path: Path) -> str:
-        response = await self.conn.read_text_file(session_id=self.session_id, path=str(path))
+        try:
+            response = await self.conn.read_text_file(session_id=self.session_id,
+                                                      path=str(path))
+        except RequestError as e:
+            raise refused(e) from e
         return response.content
 
     async def write(self, path: Path, text: str) -> None:
-        await self.conn.write_text_file(session_id=self.session_id, path=str(path),
-                                        content=text)
+        try:
+            await self.conn.write_text_file(session_id=self.session_id, path=str(path),
+                                            content=text)
+        except RequestError as e:
+            raise refused(e) from e
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ all, with an error that says why: not found, or found N times. The file's text i
 compared with `\\n` line endings whatever the disk uses, because Read shows lines without
 `\\r` and the model copies from that; the original endings and encoding are restored on
 write. MultiEdit applies its edits in order to an in-memory copy and writes once, so it
-is all or nothing.
+is all or nothing. With an editor lending its files, the edits apply to the editor's text
+(unsaved changes included, as Read showed them) and the result goes to the editor.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from aistack_tui.tools.base import (
     ToolError,
     ToolOutput,
 )
+from aistack_tui.tools.editor import editor_base
 from aistack_tui.tools.files import (
     TextFile,
     display_path,
@@ -30,7 +32,7 @@ from aistack_tui.tools.files import (
     snippet_around,
 )
 from aistack_tui.tools.schema import CompactSpec
-from aistack_tui.tools.write import FileChange, apply_change
+from aistack_tui.tools.write import FileChange, apply_change, with_base
 
 
 class EditArgs(ToolArgs):
@@ -108,7 +110,9 @@ class _EditBase:
     def _operations(self, args: ToolArgs) -> list[EditOperation]:
         raise NotImplementedError
 
-    def plan(self, args: EditArgs | MultiEditArgs, ctx: ToolContext) -> tuple[FileChange, int]:
+    def plan(self, args: EditArgs | MultiEditArgs, ctx: ToolContext,
+             base: str | None = None) -> tuple[FileChange, int]:
+        """The change and the line it starts at; `base` is the editor's text of the file."""
         path = ctx.resolve(args.file_path)
         shown = display_path(path, ctx)
         ops = self._operations(args)
@@ -121,7 +125,7 @@ class _EditBase:
             old: str | None = None
         else:
             ensure_fresh(ctx, path)
-            file = load_text_file(path)
+            file = with_base(load_text_file(path), base)
             old = file.text
         text = file.text
         first_line = 0
@@ -139,17 +143,20 @@ class _EditBase:
                     raise
                 raise ToolError(f"Edit {i + 1} of {len(ops)}: {e} No edits were applied.") from e
             first_line = first_line or line
-        return FileChange(path, shown, old, text, file.encode(text, path)), first_line
+        return FileChange(path, shown, old, text, file.encode(text, path),
+                          file.newline), first_line
 
     async def preview(self, args: EditArgs | MultiEditArgs, ctx: ToolContext) -> ToolCallDisplay:
-        change, _ = self.plan(args, ctx)
+        base, _ = await editor_base(ctx, ctx.resolve(args.file_path))
+        change, _ = self.plan(args, ctx, base)
         return ToolCallDisplay(
             summary=f"{self.name} {change.shown} ({change.stats()})", diff=change.diff()
         )
 
     async def run(self, args: EditArgs | MultiEditArgs, ctx: ToolContext) -> ToolOutput:
-        change, line = self.plan(args, ctx)
-        apply_change(change, ctx)
+        base, read_note = await editor_base(ctx, ctx.resolve(args.file_path))
+        change, line = self.plan(args, ctx, base)
+        write_note = await apply_change(change, ctx)
         ops = self._operations(args)
         what = "1 edit" if len(ops) == 1 else f"{len(ops)} edits"
         verb = "Created" if change.old is None else "Edited"
@@ -159,6 +166,7 @@ class _EditBase:
             f"{verb} {change.path} ({what}, {change.stats()}). "
             f"Result around line {line}:\n{snippet_around(change.new, line, line + span - 1)}"
         )
+        text = "\n".join(n for n in (read_note, write_note, text) if n)
         return ToolOutput(
             text,
             display=ToolCallDisplay(

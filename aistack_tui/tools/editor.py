@@ -13,11 +13,14 @@ without them (or when a call to the editor fails) the tools use the disk as alwa
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
+
+from aistack_tui.tools.files import BINARY_EXTENSIONS, BINARY_SNIFF_BYTES, IMAGE_TYPES, looks_binary
 
 if TYPE_CHECKING:
     from aistack_tui.tools.base import ToolContext
@@ -89,6 +92,42 @@ def editor_files(ctx: ToolContext) -> EditorFiles | None:
 def editor_terminal(ctx: ToolContext) -> EditorTerminal | None:
     found: EditorTerminal | None = ctx.services.get(EDITOR_TERMINAL)
     return found
+
+
+def editor_may_hold(path: Path) -> bool:
+    """Whether the editor can stand in for the disk for this file, by its name: not an
+    image, a known binary type or a notebook."""
+    suffix = path.suffix.lower()
+    return not (suffix in IMAGE_TYPES or suffix in BINARY_EXTENSIONS
+                or suffix in NOTEBOOK_SUFFIXES)
+
+
+def is_editor_text(path: Path) -> bool:
+    """A text file on disk the editor can stand in for (its name and its first bytes)."""
+    if not editor_may_hold(path):
+        return False
+    try:
+        if not path.is_file():
+            return False
+        with path.open("rb") as f:
+            return not looks_binary(f.read(BINARY_SNIFF_BYTES))
+    except OSError:
+        return False  # the disk read says what is wrong
+
+
+async def editor_base(ctx: ToolContext, path: Path) -> tuple[str | None, str]:
+    """The editor's text of `path` for an edit to start from (unsaved changes included),
+    and a note when the editor failed; (None, "") when the disk is where to start."""
+    files = editor_files(ctx)
+    read = files.read if files is not None else None
+    if read is None or not await asyncio.to_thread(is_editor_text, path):
+        return None, ""
+    try:
+        return await read(path), ""
+    except asyncio.CancelledError:
+        raise
+    except Exception as e:
+        return None, editor_failure("read", path, e)
 
 
 def editor_failure(action: str, path: Path, error: BaseException) -> str:

@@ -26,7 +26,7 @@ from aistack_tui.tools.base import (
     ToolError,
     ToolOutput,
 )
-from aistack_tui.tools.editor import NOTEBOOK_SUFFIXES, editor_failure, editor_files
+from aistack_tui.tools.editor import editor_failure, editor_files, is_editor_text
 from aistack_tui.tools.files import (
     BINARY_EXTENSIONS,
     BINARY_SNIFF_BYTES,
@@ -284,14 +284,8 @@ class ReadTool(CompactSpec, Tool[ReadArgs]):
 
 def _editor_may_read(path: Path) -> bool:
     """A text file on disk small enough to read whole: the editor's copy can stand in."""
-    suffix = path.suffix.lower()
-    if suffix in IMAGE_TYPES or suffix in BINARY_EXTENSIONS or suffix in NOTEBOOK_SUFFIXES:
-        return False
     try:
-        if not path.is_file() or path.stat().st_size > MAX_WHOLE_FILE_BYTES:
-            return False
-        with path.open("rb") as f:
-            return not looks_binary(f.read(BINARY_SNIFF_BYTES))
+        return is_editor_text(path) and path.stat().st_size <= MAX_WHOLE_FILE_BYTES
     except OSError:
         return False  # the disk read says what is wrong
 

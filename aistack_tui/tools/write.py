@@ -2,11 +2,14 @@
 
 `preview` and `run` share one plan, so the diff a user approves in the confirm dialog is
 exactly what lands on disk; `run` recomputes the plan because the file may have changed
-while the dialog was open.
+while the dialog was open. When an editor lends its files (`tools/editor.py`), the plan
+starts from the editor's text and the final text goes to the editor, which applies and
+saves it; the checks and the diff are the same.
 """
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from aistack_tui.tools.base import (
     ToolOutput,
 )
 from aistack_tui.tools.diffs import FileDiff, file_diff
+from aistack_tui.tools.editor import editor_base, editor_failure, editor_files, editor_may_hold
 from aistack_tui.tools.files import (
     TextFile,
     count_lines,
@@ -47,6 +51,8 @@ class FileChange:
     old: str | None
     new: str
     data: bytes
+    newline: str = "\n"
+    """The file's line endings (`new` uses `\n`): what an editor is given keeps them."""
 
     _diff: FileDiff | None = field(default=None, init=False, repr=False)
 
@@ -59,13 +65,38 @@ class FileChange:
     def stats(self) -> str:
         return str(self.diff().stat())
 
+    def text(self) -> str:
+        """The new content as text in the file's line endings (for an editor)."""
+        return self.new.replace("\n", "\r\n") if self.newline == "\r\n" else self.new
 
-def apply_change(change: FileChange, ctx: ToolContext) -> None:
+
+async def apply_change(change: FileChange, ctx: ToolContext) -> str:
+    """Write the change: through the editor when it lends its files, else to disk. Returns
+    a note for the model when the editor failed and the disk was written instead."""
+    files = editor_files(ctx)
+    write = files.write if files is not None else None
+    note = ""
+    if write is not None and editor_may_hold(change.path):
+        try:
+            await write(change.path, change.text())
+        except asyncio.CancelledError:
+            raise
+        except Exception as e:
+            note = editor_failure("write", change.path, e)
+        else:
+            # What the model now knows is what the editor saved; a file the editor has not
+            # saved yet must be read again before the next change.
+            try:
+                record_read(ctx, change.path)
+            except OSError:
+                ctx.read_files.pop(change.path, None)
+            return ""
     try:
         write_atomic(change.path, change.data)
     except OSError as e:
         raise ToolError(f"Cannot write {change.path}: {e.strerror or e}") from e
     record_read(ctx, change.path)
+    return note
 
 
 class WriteTool(CompactSpec, Tool[WriteArgs]):
@@ -75,7 +106,8 @@ class WriteTool(CompactSpec, Tool[WriteArgs]):
     def describe(self, args: WriteArgs) -> ToolCallDisplay:
         return ToolCallDisplay(summary=f"Write {args.file_path}")
 
-    def plan(self, args: WriteArgs, ctx: ToolContext) -> FileChange:
+    def plan(self, args: WriteArgs, ctx: ToolContext, base: str | None = None) -> FileChange:
+        """The change; `base` is the editor's text of the file, which it replaces."""
         path = ctx.resolve(args.file_path)
         shown = display_path(path, ctx)
         if path.is_dir():
@@ -83,7 +115,7 @@ class WriteTool(CompactSpec, Tool[WriteArgs]):
         if not path.exists():
             return FileChange(path, shown, None, args.content, args.content.encode("utf-8"))
         ensure_fresh(ctx, path)
-        current = load_text_file(path)
+        current = with_base(load_text_file(path), base)
         new = args.content
         if current.newline == "\r\n":
             new = new.replace("\r\n", "\n")
@@ -94,10 +126,11 @@ class WriteTool(CompactSpec, Tool[WriteArgs]):
         except ToolError:
             # A whole-file rewrite may change the encoding; UTF-8 is the safe default.
             data = TextFile(new, "utf-8", current.newline).encode(new, path)
-        return FileChange(path, shown, current.text, new, data)
+        return FileChange(path, shown, current.text, new, data, current.newline)
 
     async def preview(self, args: WriteArgs, ctx: ToolContext) -> ToolCallDisplay:
-        change = self.plan(args, ctx)
+        base, _ = await editor_base(ctx, ctx.resolve(args.file_path))
+        change = self.plan(args, ctx, base)
         verb = "Create" if change.old is None else "Overwrite"
         return ToolCallDisplay(
             summary=f"{verb} {change.shown} ({count_lines(change.new)} lines)",
@@ -105,8 +138,9 @@ class WriteTool(CompactSpec, Tool[WriteArgs]):
         )
 
     async def run(self, args: WriteArgs, ctx: ToolContext) -> ToolOutput:
-        change = self.plan(args, ctx)
-        apply_change(change, ctx)
+        base, read_note = await editor_base(ctx, ctx.resolve(args.file_path))
+        change = self.plan(args, ctx, base)
+        write_note = await apply_change(change, ctx)
         lines = count_lines(change.new)
         if change.old is None:
             text = f"Created {change.path} ({lines} lines)."
@@ -114,4 +148,13 @@ class WriteTool(CompactSpec, Tool[WriteArgs]):
         else:
             text = f"Updated {change.path} ({lines} lines, {change.stats()})."
             summary = f"Wrote {change.shown} ({change.stats()})"
+        text = "\n".join(n for n in (read_note, write_note, text) if n)
         return ToolOutput(text, display=ToolCallDisplay(summary=summary, diff=change.diff()))
+
+
+def with_base(file: TextFile, base: str | None) -> TextFile:
+    """The file as the editor has it (`base`), in the disk's encoding and line endings."""
+    if base is None:
+        return file
+    text = base.replace("\r\n", "\n") if file.newline == "\r\n" else base
+    return TextFile(text, file.encoding, file.newline)

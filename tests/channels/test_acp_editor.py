@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from acp import text_block
+from acp import RequestError, text_block
 from acp.schema import (
     ClientCapabilities,
     CreateTerminalResponse,
@@ -90,6 +90,7 @@ class FullEditor(EditorClient):
         self.buffers = {str(path): text for path, text in buffers.items()}
         self.reads: list[str] = []
         self.writes: list[tuple[str, str]] = []
+        self.refuse_writes: set[str] = set()
         self.terminals: dict[str, Terminal] = {}
         self.waited_on = asyncio.Event()
         """Set when the agent waits for a command to exit."""
@@ -106,6 +107,8 @@ class FullEditor(EditorClient):
 
     async def write_text_file(self, session_id: str, path: str, content: str,
                               **kwargs: Any) -> WriteTextFileResponse:
+        if path in self.refuse_writes:
+            raise RequestError.internal_error({"details": "the buffer is read-only"})
         self.writes.append((path, content))
         self.buffers[path] = content
         Path(path).write_text(content, encoding="utf-8")  # applied and saved
@@ -221,6 +224,56 @@ async def test_read_sees_the_editor_buffer_not_the_disk(
             sent = tool_results(server)
             assert "unsaved buffer text" in sent and "saved on disk" not in sent
             assert "image/png" in sent
+
+
+async def test_write_and_edit_hand_their_text_to_the_editor(
+        git_repo: Path, aistack_home: Path) -> None:
+    write_user_settings(aistack_home, {**FAST_RETRY, "memory": False, "knowledge": False})
+    notes, locked = git_repo / "notes.txt", git_repo / "locked.txt"
+    notes.write_text("title\nsaved line\n")
+    locked.write_text("old\n")
+    client = FullEditor({notes: "title\nunsaved line\n"})
+    client.refuse_writes.add(str(locked))
+    with FakeLLMServer() as server:
+        async with acp_agent(client, git_repo, server, capabilities=CAPABLE) as conn:
+            sid = (await conn.new_session(cwd=str(git_repo))).session_id
+
+            # An Edit starts from the editor's text (what Read showed), so the user's
+            # unsaved line survives; the result goes to the editor, which saves it.
+            server.add(
+                Turn(tool_calls=[ToolCall("Read", {"file_path": "notes.txt"})]),
+                Turn(tool_calls=[ToolCall("Edit", {"file_path": "notes.txt",
+                                                   "old_string": "title",
+                                                   "new_string": "Title"})]),
+                Turn(text="Edited."))
+            client.answers = ["once"]
+            done = await conn.prompt(session_id=sid, prompt=[text_block("capitalise")])
+            assert done.stop_reason == "end_turn"
+            assert client.writes == [(str(notes), "Title\nunsaved line\n")]
+            assert notes.read_text() == "Title\nunsaved line\n"
+            assert "Result around line 1" in result_texts(server)[-1]
+
+            # A Write right after needs no new Read: the read record follows the editor.
+            server.add(Turn(tool_calls=[ToolCall("Write", {
+                "file_path": "notes.txt", "content": "rewritten\n"})]), Turn(text="Wrote."))
+            client.answers = ["once"]
+            await conn.prompt(session_id=sid, prompt=[text_block("rewrite")])
+            assert client.writes[-1] == (str(notes), "rewritten\n")
+            assert notes.read_text() == "rewritten\n"
+            assert result_texts(server)[-1].startswith(f"Updated {notes}")
+
+            # The editor refuses a write: the disk gets it and the model is told why.
+            server.add(
+                Turn(tool_calls=[ToolCall("Read", {"file_path": "locked.txt"})]),
+                Turn(tool_calls=[ToolCall("Write", {"file_path": "locked.txt",
+                                                    "content": "new\n"})]),
+                Turn(text="Done."))
+            client.answers = ["once"]
+            await conn.prompt(session_id=sid, prompt=[text_block("replace locked")])
+            assert locked.read_text() == "new\n"
+            said = result_texts(server)[-1]
+            assert said.startswith(f"(The editor could not write {locked} (")
+            assert "the buffer is read-only" in said
 
 
 async def test_bash_runs_in_the_editor_terminal_inside_the_sandbox(
