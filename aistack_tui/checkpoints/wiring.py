@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from aistack_tui.checkpoints.manager import CheckpointError, CheckpointManager, UndoResult
+from aistack_tui.llm.notes import typed_text
 from aistack_tui.storage.db import DB_ERRORS, StorageError
 
 if TYPE_CHECKING:
@@ -30,7 +31,7 @@ def current_turn(agent: Agent) -> tuple[str, str]:
     """(turn id, label): the latest user prompt (a user message that is not tool results)."""
     for message in reversed(agent.messages):
         if message.role == "user" and not message.tool_results():
-            text = " ".join(message.text().split())
+            text = " ".join(typed_text(message).split())  # not the model's notes
             label = text[: LABEL_CHARS - 1] + "…" if len(text) > LABEL_CHARS else text
             return message.id, label or "(no text)"
     return "start", "(before the first prompt)"
@@ -112,7 +113,7 @@ async def rewind_stored_session(
     prompt_id = result.turns[-1]
     with contextlib.suppress(StorageError, *DB_ERRORS):  # the prompt text is a convenience
         stored = await store.messages(session_id)
-        result.prompt = next((m.text() for m in stored if m.id == prompt_id), "")
+        result.prompt = next((typed_text(m) for m in stored if m.id == prompt_id), "")
     try:
         result.messages_cut = await store.truncate(session_id, prompt_id)
     except StorageError as e:

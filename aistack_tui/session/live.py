@@ -473,6 +473,7 @@ class LiveSession:
         and cut the conversation, stored and live, back to that prompt."""
         from aistack_tui.agent.compaction import start_from_last_summary
         from aistack_tui.checkpoints.wiring import rewind_stored_session
+        from aistack_tui.llm.notes import typed_text
 
         if self.checkpoints is None:
             raise ConfigError("checkpoints are off (settings `checkpoints`)")
@@ -485,7 +486,7 @@ class LiveSession:
         ids = [m.id for m in self.agent.messages]
         if first in ids:
             if not result.prompt:
-                result.prompt = self.agent.messages[ids.index(first)].text()
+                result.prompt = typed_text(self.agent.messages[ids.index(first)])
             self.agent.messages = self.agent.messages[: ids.index(first)]
         elif result.messages_cut:
             stored = await self.store.messages(self.session_id)

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
+from aistack_tui.llm.notes import typed_text
 from aistack_tui.llm.types import (
     Message,
     TextBlock,
@@ -286,7 +287,7 @@ class SqliteSessionStore:
             )
             title = info.title
             if not title and message.role == "user":
-                title = title_from(message.text())
+                title = title_from(typed_text(message))  # not the model's notes
             await self._db.execute(
                 "UPDATE sessions SET message_count = message_count + 1, updated_at = ?,"
                 " title = ? WHERE id = ?",

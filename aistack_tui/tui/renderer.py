@@ -8,16 +8,19 @@ to its one card.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any, Literal, TypeAlias, assert_never
 
 from aistack_tui.agent import events as ev
 from aistack_tui.llm import types as lt
+from aistack_tui.llm.notes import is_model_only
 from aistack_tui.tui.widgets.conversation import Conversation
 from aistack_tui.tui.widgets.entries import (
     AssistantEntry,
     Entry,
     NoticeEntry,
+    ShellEntry,
     ThinkingEntry,
     ToolEntry,
     UserEntry,
@@ -29,6 +32,11 @@ from aistack_tui.tui.widgets.todo_panel import TodoPanel, parse_todos
 MAX_DETAIL_CHARS = 20_000
 ATTACHED_PREFIX = '<attached-file path="'
 SHELL_PREFIX = "<user-shell-command>"
+SHELL_NOTE = re.compile(
+    r'<user-shell-command>(?P<command>.*?)</user-shell-command>\n'
+    r'<user-shell-output exit_code="(?P<code>-?\d+)">\n(?P<output>.*)\n</user-shell-output>',
+    re.DOTALL,
+)
 HOOK_BLOCK_PREFIX = "Blocked by a PreToolUse hook:"
 Level: TypeAlias = Literal["info", "warning", "error"]
 
@@ -43,18 +51,44 @@ def tool_summary(name: str, tool_input: dict[str, Any]) -> str:
     return name
 
 
+def shell_entry(note: str) -> ShellEntry | None:
+    """A `!command` note (as the app hands it to the model) as the card it was shown as."""
+    match = SHELL_NOTE.match(note)
+    if match is None:
+        return None
+    return ShellEntry(match["command"], match["output"], int(match["code"]))
+
+
+def user_block_entry(text: str) -> Entry | None:
+    """What a user message's text block looks like in the transcript: the prompt, a
+    📎 line for an attached file, a `!command` card; a note for the model is not shown."""
+    if text.startswith(ATTACHED_PREFIX):
+        path = text[len(ATTACHED_PREFIX) :].split('"', 1)[0]
+        return NoticeEntry(f"📎 attached {path}")
+    if text.startswith(SHELL_PREFIX):
+        return shell_entry(text)
+    if is_model_only(text):
+        return None
+    return UserEntry(text)
+
+
 def history_entries(messages: Sequence[lt.Message]) -> list[Entry]:
     """Entries for a resumed session's messages (frozen answers, finished tool cards)."""
     entries: list[Entry] = []
     cards: dict[str, ToolEntry] = {}
     for message in messages:
+        start = len(entries)
+        shells: list[Entry] = []  # a `!command` ran before the prompt it rides with
         for block in message.content:
             match block:
+                case lt.TextBlock(text=text) if text.strip() and message.role == "user":
+                    entry = user_block_entry(text)
+                    if isinstance(entry, ShellEntry):
+                        shells.append(entry)
+                    elif entry is not None:
+                        entries.append(entry)
                 case lt.TextBlock(text=text) if text.strip():
-                    if message.role == "user":
-                        entries.append(UserEntry(text))
-                    else:
-                        entries.append(AssistantEntry(text, finished=True))
+                    entries.append(AssistantEntry(text, finished=True))
                 case lt.ToolUseBlock(id=tool_id, name=name, input=tool_input):
                     card = ToolEntry(tool_id, name, tool_summary(name, tool_input), "done")
                     cards[tool_id] = card
@@ -66,6 +100,7 @@ def history_entries(messages: Sequence[lt.Message]) -> list[Entry]:
                         card.state = "failed" if is_error else "done"
                 case _:
                     pass
+        entries[start:start] = shells
     return entries
 
 
@@ -260,11 +295,12 @@ class EventRenderer:
         for block in message.content:
             if not isinstance(block, lt.TextBlock) or not block.text.strip():
                 continue
-            if block.text.startswith(ATTACHED_PREFIX):
-                path = block.text[len(ATTACHED_PREFIX) :].split('"', 1)[0]
-                await self.notice(f"📎 attached {path}")
-            elif not block.text.startswith(SHELL_PREFIX):  # shell output is already shown
+            entry = user_block_entry(block.text)
+            if isinstance(entry, UserEntry):
                 await self._user_text(block.text)
+            elif isinstance(entry, NoticeEntry):
+                await self.conversation.add(entry)
+            # a `!command` card is on screen since it ran; other notes are the model's
 
     async def _user_text(self, text: str) -> None:
         for queued in self._queued:
