@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -15,20 +16,34 @@ from aistack_tui.tools.editor import EDITOR_TERMINAL
 
 
 class Run:
+    """One terminal: output collected as it comes, the process group killed on kill."""
+
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
         self.terminal_id = f"t{proc.pid}"
         self.released = False
+        self.killed = False
+        self.captured = bytearray()
+        self.reader = asyncio.ensure_future(self._pump())
+
+    async def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        while chunk := await self.proc.stdout.read(65536):
+            self.captured += chunk
 
     async def wait_for_exit(self) -> tuple[int | None, str | None]:
-        return await self.proc.wait(), None
+        code = await self.proc.wait()
+        await asyncio.wait_for(self.reader, 5)
+        return code, None
 
     async def output(self) -> tuple[str, bool]:
-        assert self.proc.stdout is not None
-        return (await self.proc.stdout.read()).decode(), False
+        return self.captured.decode(), False
 
     async def kill(self) -> None:
-        self.proc.kill()
+        self.killed = True
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        await self.proc.wait()
+        await asyncio.wait_for(self.reader, 5)
 
     async def release(self) -> None:
         self.released = True
@@ -57,15 +72,15 @@ class Terminal:
         proc = await asyncio.create_subprocess_exec(
             *argv, cwd=cwd, env={**os.environ, **env, "EDITOR_ONLY": "from-the-editor"},
             stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT)
+            stderr=asyncio.subprocess.STDOUT, start_new_session=True)
         run = Run(proc)
         self.runs.append(run)
         return run
 
 
-async def bash(ctx: ToolContext, command: str) -> ToolOutput:
+async def bash(ctx: ToolContext, command: str, **raw: object) -> ToolOutput:
     tool = BashTool()
-    return await tool.run(tool.parse_args({"command": command}), ctx)
+    return await tool.run(tool.parse_args({"command": command, **raw}), ctx)
 
 
 def text(out: ToolOutput) -> str:
@@ -101,3 +116,14 @@ async def test_a_terminal_that_cannot_run_it_means_it_runs_here_once(
     ctx.services[EDITOR_TERMINAL] = Terminal(refuse=True)
     out = await bash(ctx, "echo here")
     assert text(out) == "here"
+
+
+async def test_a_command_past_its_timeout_is_killed_in_the_terminal(ctx: ToolContext) -> None:
+    terminal = Terminal()
+    ctx.services[EDITOR_TERMINAL] = terminal
+    out = await bash(ctx, "echo started; sleep 20", timeout=500)
+    assert out.is_error
+    assert text(out).startswith("started\n\nCommand timed out after 0.5 s")
+    [run] = terminal.runs
+    assert run.killed and run.released
+    assert run.proc.returncode is not None
