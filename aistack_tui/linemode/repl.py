@@ -32,35 +32,15 @@ from aistack_tui.linemode.render import LineRenderer
 from aistack_tui.linemode.terminal import LineIO
 from aistack_tui.llm import types as lt
 from aistack_tui.permissions.types import PERMISSION_MODES
-from aistack_tui.session.mentions import FileIndex, mentioned_paths
+from aistack_tui.session.mentions import FileIndex, prompt_blocks
 
 if TYPE_CHECKING:
     from aistack_tui.session.config import RunConfig
     from aistack_tui.session.live import LiveSession
 
 TICK_S = 0.1
-MAX_ATTACH_BYTES = 200_000
 EXIT_OK = 0
 EXIT_USAGE = 2
-
-
-def attachment(path: Path, root: Path) -> str:
-    """An @-mentioned file as the block the model reads (the TUI's format)."""
-    rel = path.relative_to(root.resolve()).as_posix()
-    try:
-        data = path.read_bytes()[:MAX_ATTACH_BYTES]
-    except OSError as e:
-        return f'<attached-file path="{rel}" error="{e.strerror}"/>'
-    text = data.decode("utf-8", errors="replace").rstrip("\n")
-    return f'<attached-file path="{rel}">\n{text}\n</attached-file>'
-
-
-def prompt_blocks(text: str, root: Path) -> list[lt.ContentBlock]:
-    """The prompt and a block for each file it @-mentions."""
-    blocks: list[lt.ContentBlock] = [lt.TextBlock(text=text)]
-    for path in mentioned_paths(text, root):
-        blocks.append(lt.TextBlock(text=attachment(path, root)))
-    return blocks
 
 
 class LineRepl:

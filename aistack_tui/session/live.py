@@ -12,7 +12,7 @@ end be written without reading the core.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -221,7 +221,9 @@ class LiveSession:
 
     # --- turns ---------------------------------------------------------------------------
 
-    async def run(self, prompt: str | list[lt.ContentBlock]) -> AsyncIterator[ev.AgentEvent]:
+    async def run(
+        self, prompt: str | list[lt.ContentBlock]
+    ) -> AsyncGenerator[ev.AgentEvent, None]:
         """One user turn: every event until (and including) `TurnEnded`.
 
         Closing the generator early (a front end cancelled on Esc) closes the agent's

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pathspec
 
+from aistack_tui.llm.types import ContentBlock, TextBlock
+
 MAX_FILES = 20_000
 ALWAYS_SKIPPED = {".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".ruff_cache"}
 MENTION = re.compile(r"(?:^|\s)@([^\s@]*)$")
@@ -156,3 +158,27 @@ def mentioned_paths(text: str, root: Path) -> list[Path]:
         if inside and candidate.is_file() and candidate not in paths:
             paths.append(candidate)
     return paths
+
+
+MAX_ATTACH_BYTES = 200_000
+"""An @-mentioned file is cut here: a mention must not fill the context window alone."""
+
+
+def attachment(path: Path, root: Path) -> str:
+    """An @-mentioned file as the block the model reads (cut when very large)."""
+    rel = path.relative_to(root.resolve()).as_posix()
+    try:
+        data = path.read_bytes()[:MAX_ATTACH_BYTES]
+    except OSError as e:
+        return f'<attached-file path="{rel}" error="{e.strerror}"/>'
+    text = data.decode("utf-8", errors="replace").rstrip("\n")
+    return f'<attached-file path="{rel}">\n{text}\n</attached-file>'
+
+
+def prompt_blocks(text: str, root: Path) -> list[ContentBlock]:
+    """The prompt and a block for each existing file it @-mentions, in every front end
+    the same way."""
+    blocks: list[ContentBlock] = [TextBlock(text=text)]
+    for path in mentioned_paths(text, root):
+        blocks.append(TextBlock(text=attachment(path, root)))
+    return blocks

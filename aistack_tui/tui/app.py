@@ -24,11 +24,10 @@ from textual.worker import Worker, WorkerState
 
 from aistack_tui.agent.ports import ApprovalRequest
 from aistack_tui.bootstrap import open_session
-from aistack_tui.llm import types as lt
 from aistack_tui.permissions.types import PERMISSION_MODES
 from aistack_tui.session.config import NoProviderError, RunConfig, save_credential
 from aistack_tui.session.live import LiveSession
-from aistack_tui.session.mentions import FileIndex, mentioned_paths
+from aistack_tui.session.mentions import FileIndex, prompt_blocks
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.settings.trust import TrustItem
 from aistack_tui.tui import slash
@@ -49,7 +48,6 @@ from aistack_tui.tui.widgets.todo_panel import TodoPanel
 from aistack_tui.tui.widgets.welcome import WelcomeHeader
 
 QUIT_WINDOW_S = 2.0
-MAX_ATTACH_BYTES = 200_000
 SHELL_TIMEOUT_S = 120.0
 SHELL_OUTPUT_LIMIT = 30_000
 
@@ -376,9 +374,7 @@ class AistackApp(App[int]):
         """Start a run with `text`, its @file attachments and pending shell output."""
         if self.bridge is None:
             return
-        blocks: list[lt.ContentBlock] = [lt.TextBlock(text=text)]
-        for path in mentioned_paths(text, self.config.project_root):
-            blocks.append(lt.TextBlock(text=attachment(path, self.config.project_root)))
+        blocks = prompt_blocks(text, self.config.project_root)
         self.file_index.invalidate()
         self.bridge.start(blocks)
 
@@ -496,17 +492,6 @@ class AistackApp(App[int]):
 
     def _on_ask(self, request: ApprovalRequest) -> None:
         self.status.set_busy("waiting for approval")
-
-
-def attachment(path: Path, root: Path) -> str:
-    """An @-mentioned file as a block the model reads (cut when very large)."""
-    rel = path.relative_to(root.resolve()).as_posix()
-    try:
-        data = path.read_bytes()[:MAX_ATTACH_BYTES]
-    except OSError as e:
-        return f'<attached-file path="{rel}" error="{e.strerror}"/>'
-    text = data.decode("utf-8", errors="replace").rstrip("\n")
-    return f'<attached-file path="{rel}">\n{text}\n</attached-file>'
 
 
 def run_tui(config: RunConfig, initial_prompt: str | None) -> int:
