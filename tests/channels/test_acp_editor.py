@@ -298,6 +298,8 @@ async def test_bash_runs_in_the_editor_terminal_inside_the_sandbox(
                 # Allowed as read-only: the read-only tier's private temp dirs.
                 assert "--tmpfs" in terminal.argv
             assert terminal.released
+            # It ran there (not here after a failed start): the editor's terminal printed it.
+            assert b"from-the-terminal" in terminal.output
             sent = tool_results(server)
             assert "from-the-terminal" in sent
             assert "token=[]" in sent and EDITOR_SECRET not in sent
@@ -317,6 +319,7 @@ async def test_bash_runs_in_the_editor_terminal_inside_the_sandbox(
             done = await conn.prompt(session_id=sid, prompt=[text_block("make a file")])
             assert done.stop_reason == "end_turn"
             assert (git_repo / "made.txt").exists()
+            assert client.terminals["term-2"].proc.returncode == 0  # 125: never started
             assert "--tmpfs" not in client.terminals["term-2"].argv or not shutil.which("bwrap")
 
             # Cancel while the command runs: the editor is told to kill it.
