@@ -9,7 +9,6 @@ and each part must be allowed on its own, and any failure inside the engine beco
 from __future__ import annotations
 
 import os
-import re
 import shlex
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -47,6 +46,7 @@ from aistack_tui.permissions.rules import (
     parse_rule,
     rule_covers_tool,
 )
+from aistack_tui.permissions.suggest import suggest_bash_rule
 from aistack_tui.permissions.types import (
     READ_ONLY_GRANT,
     Behavior,
@@ -508,7 +508,11 @@ class PermissionEngine:
         if pending:
             first = pending[0]
             extra = f" (and {len(pending) - 1} more)" if len(pending) > 1 else ""
-            return decision("ask", first[2] + extra, suggested=first[1], warnings=warnings)
+            # One rule can only stand for one command: a compound or dangerous command
+            # offers no "don't ask again" at all, so it is answered once.
+            single = len(pending) == 1 and not warnings
+            suggested = first[1] if single else None
+            return decision("ask", first[2] + extra, suggested=suggested, warnings=warnings)
         if warnings:
             return decision("ask", f"dangerous command: {warnings[0]}", warnings=warnings)
         grant = ExecGrant("write", network) if writes or network else READ_ONLY_GRANT
@@ -644,7 +648,7 @@ class PermissionEngine:
             names = ", ".join(unsafe_env)
             return "ask", None, f"{text} sets {names}, which changes what runs", False
         behavior, why = modes.bash_fallback(self.mode)
-        return behavior, _suggest_bash(view), f"{text}: {why}", False
+        return behavior, suggest_bash_rule(view), f"{text}: {why}", False
 
     def _reads_secret(self, part: CommandPart) -> str | None:
         ro = classify(part.argv, (), part.globbed)
@@ -796,28 +800,6 @@ def _as_rm(argv: tuple[str, ...]) -> tuple[str, ...] | None:
 
 def _show(argv: tuple[str, ...]) -> str:
     return " ".join(shlex.quote(a.replace(DYN, "…")) if a else "''" for a in argv)
-
-
-_SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9_.:-]*$")
-
-
-def _suggest_bash(argv: tuple[str, ...]) -> str | None:
-    """The narrowest useful "don't ask again" rule: `Bash(npm test:*)` for `npm test -k x`.
-
-    The second word is kept when it looks like a subcommand or script name; the result is
-    parsed back so a suggestion can never be a rule the engine would reject.
-    """
-    if not argv or DYN in argv[0]:
-        return None
-    words = [argv[0]]
-    if len(argv) > 1 and _SUBCOMMAND.match(argv[1]):
-        words.append(argv[1])
-    text = f"Bash({' '.join(shlex.quote(w) for w in words)}:*)"
-    try:
-        parse_rule(text, "suggestion")
-    except RuleError:
-        return None
-    return text
 
 
 def _static_prefix(pattern: str) -> str:
