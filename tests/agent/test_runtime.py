@@ -99,17 +99,19 @@ async def test_edit_ask_rejected_with_feedback_reaches_model(git_repo: Path) -> 
 
 
 async def test_session_grant_stops_asking(git_repo: Path) -> None:
-    script = [Turn(tool_calls=[ToolCall("Bash", {"command": "python3 -c 'print(1)'"})]),
-              Turn(tool_calls=[ToolCall("Bash", {"command": "python3 -c 'print(1)'"})]),
+    # `python3 -c` offers no rule to keep (the program is the argument), `-m` does.
+    script = [Turn(tool_calls=[ToolCall("Bash", {"command": "python3 -m calendar 2024 1"})]),
+              Turn(tool_calls=[ToolCall("Bash", {"command": "python3 -m calendar 2025 2"})]),
               Turn(text="done")]
     approver = ScriptedApprover(ApprovalDecision("session"))
     with FakeLLMServer(script) as server:
         session = await start(server, "anthropic", approver)
-        await collect(session.agent.run("echo things"))
+        await collect(session.agent.run("show calendars"))
         await session.close()
-    assert len(approver.requests) == 1  # the second echo matched the granted rule
+    assert approver.requests[0].decision.suggested_rule == "Bash(python3 -m calendar:*)"
+    assert len(approver.requests) == 1  # the second call matched the granted rule
     outputs = [m.tool_results()[0].text() for m in session.agent.messages if m.tool_results()]
-    assert "1" in outputs[0] and "1" in outputs[1]
+    assert "January 2024" in outputs[0] and "February 2025" in outputs[1]
 
 
 async def test_interrupt_keeps_partial_text(git_repo: Path) -> None:
