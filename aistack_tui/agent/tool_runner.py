@@ -181,7 +181,11 @@ class ToolRunner:
                 return self._deny(call, decision.reason, emit, finish)
             grant = decision.grant or APPROVED_GRANT
             if decision.behavior == "ask":
-                display = await _preview(tool, args, self.context)
+                try:  # a call that fails anyway is not put to the user
+                    await tool.validate(args, self.context)
+                    display = await _preview(tool, args, self.context)
+                except ToolError as e:
+                    return finish(f"Error: {e}", True)
                 answer = await self._ask(call, decision, display, emit)
                 if not answer.approved:
                     reason = "The user denied this tool call."
@@ -291,11 +295,10 @@ def _safe_describe(tool: Tool[Any] | None, call: ToolUseBlock) -> ToolCallDispla
 
 
 async def _preview(tool: Tool[Any], args: Any, ctx: ToolContext) -> ToolCallDisplay:
-    """An edit's exact diff for the confirm dialog; other tools' one-line summary."""
+    """An edit's exact diff for the confirm dialog; other tools' one-line summary. Raises
+    ToolError when the change cannot be made (the file was not read, `old_string` is
+    not in it)."""
     preview = getattr(tool, "preview", None)
     if preview is not None:
-        try:
-            return await preview(args, ctx)
-        except ToolError as e:
-            return ToolCallDisplay(summary=tool.describe(args).summary, detail=f"Error: {e}")
+        return await preview(args, ctx)
     return tool.describe(args)

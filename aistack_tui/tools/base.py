@@ -196,6 +196,15 @@ class Tool(ABC, Generic[ArgsT]):
         target = self.path_argument(args)
         return ToolCallDisplay(summary=f"{self.name} {target}" if target else self.name)
 
+    async def validate(self, args: ArgsT, ctx: ToolContext) -> None:
+        """Raise ToolError for a call that cannot succeed (a file that does not exist).
+
+        Checked before the user is asked to approve the call, so nobody approves a call
+        that fails anyway; the error goes to the model instead. A tool with a `preview`
+        (Edit, Write) is checked by planning its change there.
+        """
+        return None
+
     @abstractmethod
     async def run(self, args: ArgsT, ctx: ToolContext) -> ToolOutput: ...
 

@@ -76,13 +76,18 @@ class GlobTool(CompactSpec, Tool[GlobArgs]):
         where = f" in {args.path}" if args.path else ""
         return ToolCallDisplay(summary=f'Glob "{args.pattern}"{where}')
 
-    async def run(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
-        base_text, pattern = split_pattern(args.pattern)
+    async def validate(self, args: GlobArgs, ctx: ToolContext) -> None:
+        base_text, _ = split_pattern(args.pattern)
         root = ctx.resolve(base_text or args.path or str(ctx.cwd))
         if not root.exists():
             raise ToolError(f"Directory does not exist: {root}")
         if not root.is_dir():
             raise ToolError(f"{root} is a file, not a directory; give a directory as path.")
+
+    async def run(self, args: GlobArgs, ctx: ToolContext) -> ToolOutput:
+        await self.validate(args, ctx)
+        base_text, pattern = split_pattern(args.pattern)
+        root = ctx.resolve(base_text or args.path or str(ctx.cwd))
         pattern = pattern.removeprefix("./")
         argv = [
             find_rg(),

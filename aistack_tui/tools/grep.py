@@ -154,10 +154,14 @@ class GrepTool(CompactSpec, Tool[GrepArgs]):
                 argv += ["-B", str(args.before)]
         return [*argv, "-e", args.pattern, "--", target]
 
-    async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
+    async def validate(self, args: GrepArgs, ctx: ToolContext) -> None:
         target_path = ctx.resolve(args.path) if args.path else ctx.cwd
         if not target_path.exists():
             raise ToolError(f"Path does not exist: {target_path}")
+
+    async def run(self, args: GrepArgs, ctx: ToolContext) -> ToolOutput:
+        await self.validate(args, ctx)
+        target_path = ctx.resolve(args.path) if args.path else ctx.cwd
         target = _relative_target(target_path, ctx.cwd)
         result = await run_capped(
             self._argv(args, target), ctx.cwd, SEARCH_TIMEOUT, MAX_OUTPUT_BYTES

@@ -77,12 +77,16 @@ class LSTool(CompactSpec, Tool[LSArgs]):
     def describe(self, args: LSArgs) -> ToolCallDisplay:
         return ToolCallDisplay(summary=f"LS {args.path}")
 
-    async def run(self, args: LSArgs, ctx: ToolContext) -> ToolOutput:
+    async def validate(self, args: LSArgs, ctx: ToolContext) -> None:
         root = ctx.resolve(args.path)
         if not root.exists():
             raise ToolError(f"Directory does not exist: {root}")
         if not root.is_dir():
             raise ToolError(f"{root} is a file, not a directory; use Read to see its content.")
+
+    async def run(self, args: LSArgs, ctx: ToolContext) -> ToolOutput:
+        await self.validate(args, ctx)
+        root = ctx.resolve(args.path)
         names, total = await asyncio.to_thread(list_directory, root, args.ignore or [])
         shown = display_path(root, ctx)
         if not names:

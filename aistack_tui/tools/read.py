@@ -167,6 +167,13 @@ class ReadTool(CompactSpec, Tool[ReadArgs]):
             summary += f" (lines {start}-{start + (args.limit or DEFAULT_LIMIT) - 1})"
         return ToolCallDisplay(summary=summary)
 
+    async def validate(self, args: ReadArgs, ctx: ToolContext) -> None:
+        path = ctx.resolve(args.file_path)
+        if not path.exists():  # an editor lends only files that exist on disk
+            raise ToolError(f"File does not exist: {path}{_did_you_mean(path)}")
+        if path.is_dir():
+            raise ToolError(f"{path} is a directory, not a file. Use LS to list its contents.")
+
     async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
         path = ctx.resolve(args.file_path)
         files = editor_files(ctx)
