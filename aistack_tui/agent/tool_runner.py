@@ -210,6 +210,7 @@ class ToolRunner:
                         return finish(SKIPPED_FOR_STEERING, True)
                     if self.before_mutation is not None and not tool.read_only:
                         await self.before_mutation(call.id, call.name, dict(call.input))
+                    started = time.perf_counter()  # a card's time is the run, not the ask
                     emit(ToolStarted(call.id, call.name))
                     run_with_events = getattr(tool, "run_with_events", None)
                     if run_with_events is not None:  # Task: its child's events reach the UI

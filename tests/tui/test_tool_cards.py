@@ -1,0 +1,33 @@
+"""Tool cards a person reads all day: honest times, whole output on demand, live Bash
+output, and the same cards in a resumed session as in a live one."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from aistack_tui.tui.screens.confirm import ConfirmScreen
+from aistack_tui.tui.widgets.entries import ToolEntry
+from aistack_tui.tui.widgets.tool_card import ToolCard
+from tests.fakes.fake_llm import ToolCall, Turn
+from tests.tui.conftest import screen_text, wait_for, wait_for_screen
+from tests.tui.test_app import answered, entries, type_and_send
+
+
+def cards(app) -> list[ToolEntry]:
+    return [e for e in entries(app) if isinstance(e, ToolEntry)]
+
+
+async def test_card_time_excludes_the_wait_for_approval(make_app) -> None:
+    app = make_app(Turn(tool_calls=[ToolCall("Bash", {"command": "python3 -m calendar 2024 1"})]),
+                   Turn(text="Shown."))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session is not None)
+        await type_and_send(pilot, "show a calendar")
+        await wait_for_screen(pilot, ConfirmScreen)
+        await asyncio.sleep(1.5)  # the person reads the dialog
+        await pilot.press("y")
+        await wait_for(pilot, lambda: answered(app, "Shown."))
+        card = cards(app)[0]
+        assert card.state == "done"
+        assert card.duration_s is not None and card.duration_s < 1.0
