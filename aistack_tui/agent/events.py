@@ -46,11 +46,17 @@ class ThinkingDelta:
 
 @dataclass(frozen=True, slots=True)
 class StreamReset:
-    """The stream failed mid-way and is retried: discard the partial assistant text."""
+    """The stream failed mid-way and is retried: discard the partial assistant text.
+
+    `kind` is the error's class name (`OverloadedError`), `provider` and `status_code`
+    where it came from, so a front end can say what happened in a sentence."""
 
     reason: str
     attempt: int
     delay: float
+    kind: str = ""
+    provider: str = ""
+    status_code: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,11 +127,14 @@ class Notice:
 
 @dataclass(frozen=True, slots=True)
 class ErrorOccurred:
-    """A failure that ended the run (after retries); `kind` is the exception class name."""
+    """A failure that ended the run (after retries); `kind` is the exception class name,
+    `provider` and `status_code` say where it came from (empty when not a provider's)."""
 
     message: str
     kind: str
     retryable: bool = False
+    provider: str = ""
+    status_code: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

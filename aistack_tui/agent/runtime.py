@@ -295,7 +295,8 @@ class Agent:
         except ProviderError as e:
             reason = "error"
             await self.hooks.on_error(e)
-            yield ev.ErrorOccurred(str(e), type(e).__name__, e.retryable)
+            yield ev.ErrorOccurred(str(e), type(e).__name__, e.retryable, e.provider,
+                                   e.status_code)
         finally:
             self._running = False
         cost = _cost_since(self.totals.cost_usd, cost_before)
@@ -408,7 +409,11 @@ class Agent:
                             and self._consecutive_failures >= self.breaker_threshold
                         ):
                             raise _BreakerTrippedError(error, self._consecutive_failures)
-                        yield ev.StreamReset(str(error), attempt, delay)
+                        known = error if isinstance(error, ProviderError) else None
+                        yield ev.StreamReset(
+                            str(error), attempt, delay, type(error).__name__,
+                            known.provider if known else "", known.status_code if known else None,
+                        )
                     case lt.StreamDone() as finished_stream:
                         self._consecutive_failures = 0
                         done = finished_stream

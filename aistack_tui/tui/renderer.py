@@ -15,6 +15,7 @@ from typing import Any, Literal, TypeAlias, assert_never
 from aistack_tui.agent import events as ev
 from aistack_tui.llm import types as lt
 from aistack_tui.llm.notes import is_model_only
+from aistack_tui.tui.provider_errors import RetrySeries, failure_text, retry_what
 from aistack_tui.tui.widgets.conversation import Conversation
 from aistack_tui.tui.widgets.entries import (
     AssistantEntry,
@@ -38,6 +39,8 @@ SHELL_NOTE = re.compile(
     re.DOTALL,
 )
 HOOK_BLOCK_PREFIX = "Blocked by a PreToolUse hook:"
+ANSWERED = (ev.TextDelta, ev.ThinkingDelta, ev.ToolCallRequested, ev.MessageAdded)
+"""Events that mean a retried request is being answered."""
 Level: TypeAlias = Literal["info", "warning", "error"]
 
 
@@ -117,6 +120,9 @@ class EventRenderer:
         self._thinking: ThinkingEntry | None = None
         self._queued: list[UserEntry] = []
         self.last_error: str = ""
+        self._retry: RetrySeries | None = None
+        self._retry_line: NoticeEntry | None = None
+        """The one line a series of retries is shown on, updated as it goes."""
 
     # --- user-side actions the app reports -------------------------------------------------
 
@@ -132,6 +138,8 @@ class EventRenderer:
     # --- the event dispatch -----------------------------------------------------------------
 
     async def handle(self, event: ev.AgentEvent) -> None:
+        if self._retry is not None and isinstance(event, ANSWERED):
+            self._retry_answered()
         match event:
             case ev.TurnStarted():
                 self.status.set_busy("thinking")
@@ -139,11 +147,9 @@ class EventRenderer:
                 await self._write(text)
             case ev.ThinkingDelta(text=text):
                 await self._think(text)
-            case ev.StreamReset(reason=reason, attempt=attempt, delay=delay):
+            case ev.StreamReset() as reset:
                 await self._discard_answer()
-                await self.notice(
-                    f"Stream failed ({reason}); retry {attempt} in {delay:.1f}s", "warning"
-                )
+                await self._retrying(reset)
             case ev.MessageAdded(message=message):
                 await self._message_added(message)
             case ev.ToolCallRequested(tool_use_id=tool_id, name=name, input=tool_input):
@@ -184,9 +190,9 @@ class EventRenderer:
                 )
             case ev.Notice(text=text, level=level):
                 await self.notice(text, level)
-            case ev.ErrorOccurred(message=message, kind=kind):
-                self.last_error = message
-                await self.notice(f"{kind}: {message}", "error")
+            case ev.ErrorOccurred() as error:
+                self.last_error = error.message
+                await self._failed(error)
             case ev.SubagentEvent(tool_use_id=tool_id, description=description, event=child):
                 await self._subagent(tool_id, description, child)
             case ev.TurnEnded(reason=reason):
@@ -198,6 +204,7 @@ class EventRenderer:
         """Settle the UI after a run: freeze the answer, clear the busy state."""
         await self._finish_answer(interrupted=reason == "interrupted")
         self._thinking = None
+        self._retry = self._retry_line = None
         self.status.set_busy("")
         if reason == "interrupted":
             await self.notice("Interrupted — the partial answer was kept.", "warning")
@@ -234,7 +241,8 @@ class EventRenderer:
             case ev.Notice(text=text, level=level):
                 await self.notice(f"{description}: {text}", level)
             case ev.ErrorOccurred(message=message, kind=kind):
-                card.child_end = f"{kind}: {_first_line(message)}"
+                text = failure_text(kind, event.provider, event.status_code, message)
+                card.child_end = _first_line(text)
             case ev.TurnEnded(reason=reason, num_turns=turns):
                 ended = "done" if reason == "completed" else reason.replace("_", " ")
                 if not (card.child_end and reason == "error"):
@@ -249,6 +257,42 @@ class EventRenderer:
         self.conversation.sync(card)
 
     # --- helpers ----------------------------------------------------------------------------
+
+    async def _retrying(self, reset: ev.StreamReset) -> None:
+        """A failed attempt: one line per series (updated), the countdown on the status."""
+        what = retry_what(reset.kind, reset.provider, reset.status_code, reset.reason)
+        if self._retry is None:
+            self._retry = RetrySeries(what)
+        self._retry.what = what
+        text = self._retry.retrying(reset.attempt, reset.delay)
+        if self._retry_line is None:
+            self._retry_line = NoticeEntry(text, "warning")
+            await self.conversation.add(self._retry_line)
+        else:
+            self._retry_line.text = text
+            self.conversation.sync(self._retry_line)
+        self.status.count_down(what, reset.delay)
+
+    def _retry_answered(self) -> None:
+        if self._retry is not None and self._retry_line is not None:
+            self._retry_line.text = self._retry.answered()
+            self._retry_line.level = "info"
+            self.conversation.sync(self._retry_line)
+        self._retry = self._retry_line = None
+
+    async def _failed(self, error: ev.ErrorOccurred) -> None:
+        """A run-ending error: on the retry series' line when it ends one, else its own."""
+        if self._retry is not None and self._retry_line is not None and error.retryable:
+            self._retry.what = retry_what(error.kind, error.provider, error.status_code,
+                                          error.message)
+            self._retry_line.text = self._retry.gave_up()
+            self._retry_line.level = "error"
+            self.conversation.sync(self._retry_line)
+            self._retry = self._retry_line = None
+            return
+        self._retry = self._retry_line = None
+        text = failure_text(error.kind, error.provider, error.status_code, error.message)
+        await self.notice(text, "error")
 
     async def _write(self, text: str) -> None:
         if self._answer is None:

@@ -96,10 +96,12 @@ async def test_denied_call_and_error_are_shown() -> None:
             0.0))
         card = app.query_one(Conversation).transcript.by_tool_id["t1"]
         assert card.state == "denied" and card.note == "plan mode denies edits"
-        await r.handle(ev.ErrorOccurred("invalid x-api-key", "AuthenticationError"))
+        await r.handle(ev.ErrorOccurred("anthropic: invalid x-api-key (HTTP 401)", "AuthError",
+                                        False, "anthropic", 401))
         last = app.query_one(Conversation).transcript.entries[-1]
         assert isinstance(last, NoticeEntry) and last.level == "error"
-        assert "AuthenticationError" in last.text
+        assert last.text.startswith("Anthropic rejected the API key (401)")
+        assert "ANTHROPIC_API_KEY" in last.text
 
 
 async def test_stream_reset_discards_the_partial_answer() -> None:

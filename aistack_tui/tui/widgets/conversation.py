@@ -182,7 +182,7 @@ class Conversation(VerticalScroll):
     def sync(self, entry: Entry) -> None:
         """Redraw the widget of an entry the renderer changed, if it is mounted."""
         widget = self._widgets.get(id(entry))
-        if isinstance(widget, ToolCard | UserMessage | ThinkingMessage):
+        if isinstance(widget, ToolCard | UserMessage | ThinkingMessage | NoticeMessage):
             widget.sync()
             self.note_output()
 

@@ -365,10 +365,20 @@ class ThinkingMessage(Static):
 
 
 class NoticeMessage(Static):
+    """A line from aistack itself; a retry series' line is updated in place (`sync`)."""
+
     def __init__(self, entry: NoticeEntry) -> None:
         self.entry = entry
-        icon = {"info": "ℹ", "warning": "⚠", "error": "✗"}[entry.level]
-        super().__init__(Text(f"{icon} {entry.text}"), classes=f"notice -{entry.level}")
+        super().__init__(self._content(), classes=f"notice -{entry.level}")
+
+    def _content(self) -> Text:
+        icon = {"info": "ℹ", "warning": "⚠", "error": "✗"}[self.entry.level]
+        return Text(f"{icon} {self.entry.text}")
+
+    def sync(self) -> None:
+        for level in ("info", "warning", "error"):
+            self.set_class(self.entry.level == level, f"-{level}")
+        self.update(self._content())
 
 
 class ShellMessage(Static):

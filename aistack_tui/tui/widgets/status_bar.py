@@ -12,12 +12,15 @@ visible at 80 columns even while a hint such as "press Ctrl+C again" is showing.
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass
 
 from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.theme import Theme
+from textual.timer import Timer
 from textual.widgets import Static
 
 MODE_LABELS = {
@@ -52,6 +55,7 @@ def mode_styles(theme: Theme | None = None) -> dict[str, str]:
     }
 
 SEPARATOR = " · "
+COUNTDOWN_TICK_S = 0.25
 
 
 def format_tokens(n: int) -> str:
@@ -153,6 +157,9 @@ class StatusBar(Static):
         self.state = StatusState()
         self.line = Text()
         """What the line shows now."""
+        self._countdown: tuple[str, float] | None = None
+        """While backing off before a retry: what failed and when the next try starts."""
+        self._countdown_timer: Timer | None = None
 
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.refresh_line())
@@ -177,9 +184,35 @@ class StatusBar(Static):
         self.refresh_line()
 
     def set_busy(self, busy: str) -> None:
+        self._stop_countdown()
         if busy != self.state.busy:
             self.state.busy = busy
             self.refresh_line()
+
+    def count_down(self, what: str, seconds: float) -> None:
+        """Show `what` and the seconds left until the next attempt, ticking, until the
+        next `set_busy` (the answer started, the run ended)."""
+        self._stop_countdown()
+        self._countdown = (what, time.monotonic() + seconds)
+        self._tick()
+        self._countdown_timer = self.set_interval(COUNTDOWN_TICK_S, self._tick)
+
+    def _tick(self) -> None:
+        if self._countdown is None:
+            return
+        what, deadline = self._countdown
+        left = math.ceil(deadline - time.monotonic())
+        busy = f"{what} — retrying in {left} s · Esc stops" if left > 0 else (
+            f"{what} — retrying now")
+        if busy != self.state.busy:
+            self.state.busy = busy
+            self.refresh_line()
+
+    def _stop_countdown(self) -> None:
+        self._countdown = None
+        if self._countdown_timer is not None:
+            self._countdown_timer.stop()
+            self._countdown_timer = None
 
     def set_hint(self, hint: str) -> None:
         self.state.hint = hint
