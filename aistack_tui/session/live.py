@@ -293,6 +293,23 @@ class LiveSession:
         self._model_string = model_string
         await old.aclose()
 
+    async def log_in(self, provider: str, api_key: str) -> str | None:
+        """Save `api_key` for `provider` (in `$AISTACK_HOME`, mode 0600) and, when it is
+        the current model's provider, use it from the next request on.
+
+        Returns the environment variable that still overrides the saved key, if one is
+        set (a key in the environment wins over a saved one), else None."""
+        from aistack_tui.llm.registry import KNOWN_PROVIDERS
+        from aistack_tui.session.config import save_credential
+
+        save_credential(self.config.home, provider, api_key)
+        known = KNOWN_PROVIDERS.get(provider)
+        names = known.key_env_vars if known is not None else ()
+        shadow = next((n for n in names if self.config.env.get(n)), None)
+        if shadow is None and self.model.split("/", 1)[0] == provider:
+            await self.switch_model(self.model)
+        return shadow
+
     def available_models(self) -> list[str]:
         """Models to offer in a picker: the current one first, then the catalogue's."""
         from aistack_tui.session.providers import picker_models

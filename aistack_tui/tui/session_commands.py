@@ -351,3 +351,31 @@ async def _export(app: CommandHost, args: str) -> None:
         await app.notice(f"Could not write {path}: {e}", "error")
         return
     await app.notice(f"Exported {count} messages to {path}")
+
+
+# --- /login --------------------------------------------------------------------------------
+
+
+@command("login", "Save an API key for a provider (the current model's by default)",
+         "[PROVIDER]", background=True)
+async def _login(app: CommandHost, args: str) -> None:
+    from aistack_tui.llm.error_text import key_variables, provider_name
+    from aistack_tui.tui.screens.login import LoginScreen
+
+    session = app.require_session()
+    provider = args.strip().lower() or session.model.split("/", 1)[0]
+    variables = key_variables(provider)
+    key = await app.textual_app.push_screen_wait(
+        LoginScreen(provider_name(provider), variables)
+    )
+    app.prompt.focus()
+    if not key:
+        await app.notice("No key was saved.")
+        return
+    shadow = await session.log_in(provider, key)
+    if shadow is not None:
+        await app.notice(f"Saved the key for {provider_name(provider)}, but {shadow} is set in "
+                         "the environment and is used instead: fix or unset it, then "
+                         "restart aistack.", "warning")
+        return
+    await app.notice(f"Saved the key for {provider_name(provider)}; the next request uses it.")
