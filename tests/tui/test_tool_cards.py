@@ -4,13 +4,13 @@ output, and the same cards in a resumed session as in a live one."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
+
+from textual.widgets import OptionList
 
 from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.widgets.entries import ToolEntry
-from aistack_tui.tui.widgets.tool_card import ToolCard
 from tests.fakes.fake_llm import ToolCall, Turn
-from tests.tui.conftest import screen_text, wait_for, wait_for_screen
+from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 
 
@@ -31,3 +31,24 @@ async def test_card_time_excludes_the_wait_for_approval(make_app) -> None:
         card = cards(app)[0]
         assert card.state == "done"
         assert card.duration_s is not None and card.duration_s < 1.0
+
+
+# --- the slash menu ---------------------------------------------------------------------
+
+
+async def test_slash_menu_descriptions_start_in_one_column(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session is not None)
+        await pilot.press("/")
+        options = app.screen.query_one("#completions", OptionList)
+        assert options.display and options.option_count > 5
+        columns = set()
+        for i in range(options.option_count):
+            option = options.get_option_at_index(i)
+            label = str(option.prompt)
+            name = option.id or ""
+            assert label.startswith(name)
+            description = label[len(name):]
+            columns.add(len(name) + len(description) - len(description.lstrip()))
+        assert len(columns) == 1, columns

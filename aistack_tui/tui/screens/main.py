@@ -173,10 +173,12 @@ class MainScreen(Screen[None]):
             return
         options = self.query_one("#completions", OptionList)
         options.clear_options()
+        width = max(len(item.value) for item in items)  # descriptions in one column
         for item in items:
             label = Text(item.value, style="bold")
             if item.help:
-                label.append(f"  {item.help}", style="dim")
+                label.append(" " * (width - len(item.value) + 2))
+                label.append(item.help, style="dim")
             options.add_option(Option(label, id=item.value))
         options.highlighted = 0
         options.display = True
