@@ -30,7 +30,8 @@ from aistack_tui.tui.widgets.messages import AssistantMessage
 from aistack_tui.tui.widgets.status_bar import StatusBar
 from aistack_tui.tui.widgets.todo_panel import TodoPanel, parse_todos
 
-MAX_DETAIL_CHARS = 20_000
+MAX_DETAIL_CHARS = 200_000
+"""A card keeps this much of a result (what the model saw is paged at 30 kB already)."""
 ATTACHED_PREFIX = '<attached-file path="'
 SHELL_PREFIX = "<user-shell-command>"
 SHELL_NOTE = re.compile(

@@ -4,11 +4,14 @@ output, and the same cards in a resumed session as in a live one."""
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 
+from textual.selection import Selection
 from textual.widgets import OptionList
 
 from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.widgets.entries import ToolEntry
+from aistack_tui.tui.widgets.tool_card import ToolCard
 from tests.fakes.fake_llm import ToolCall, Turn
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
@@ -52,3 +55,35 @@ async def test_slash_menu_descriptions_start_in_one_column(make_app) -> None:
             description = label[len(name):]
             columns.add(len(name) + len(description) - len(description.lstrip()))
         assert len(columns) == 1, columns
+
+
+# --- long output ------------------------------------------------------------------------
+
+
+def card_text(card: ToolCard) -> str:
+    """Everything the card shows (its text as a mouse selection of all of it copies it)."""
+    return card.get_selection(Selection(None, None))[0]
+
+
+async def test_a_long_result_can_be_shown_whole(make_app, git_repo: Path) -> None:
+    (git_repo / "long.txt").write_text("".join(f"row {i}\n" for i in range(1, 151)))
+    app = make_app(Turn(tool_calls=[ToolCall("Read", {"file_path": "long.txt"})]),
+                   Turn(text="Read."))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session is not None)
+        await type_and_send(pilot, "read long.txt")
+        await wait_for(pilot, lambda: answered(app, "Read."))
+        card = app.query_one(ToolCard)
+        card.focus()
+        await pilot.press("enter")  # open: the first lines and how many more
+        await pilot.pause()
+        shown = card_text(card)
+        assert "row 1" in shown and "row 150" not in shown
+        assert "more lines" in shown and "Enter shows all" in shown
+        await pilot.press("enter")  # all of it
+        await pilot.pause()
+        shown = card_text(card)
+        assert "row 150" in shown and "more lines" not in shown
+        await pilot.press("enter")  # closed again
+        await pilot.pause()
+        assert "row 1\n" not in card_text(card) and not card.entry.expanded

@@ -48,6 +48,8 @@ class ToolEntry:
     note: str = ""
     """Why it failed or was denied, shown after the summary."""
     expanded: bool = False
+    full: bool = False
+    """Expanded with every line of the output, not only the first ones."""
     children: list[ToolEntry] = field(default_factory=list["ToolEntry"])
     """A `Task` call's subagent tool calls, one row each, in the order they were made."""
     child_end: str = ""

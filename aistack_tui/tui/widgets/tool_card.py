@@ -1,10 +1,11 @@
 """A tool call as one summary line (`Bash  pytest -q  ✓ 2.1s`) with expandable output.
 
 The card shows the call's state (pending, waiting for approval, running, done, failed,
-denied) with an icon; Enter or a click toggles the body (the tool's detail, diff or
-output); typing anything else goes back to the prompt (`MainScreen.on_key`). A `Task`
-card also nests its subagent's tool calls as one-line rows: shown while the subagent
-works, folded into a count once it is done (Enter shows them again).
+denied) with an icon; Enter or a click opens the body (the tool's detail, diff or
+output; a long one shows its first lines, the next Enter all of them) and closes it;
+typing anything else goes back to the prompt (`MainScreen.on_key`). A `Task` card also
+nests its subagent's tool calls as one-line rows: shown while the subagent works,
+folded into a count once it is done (Enter shows them again).
 Everything it shows comes from its `ToolEntry`, so it can be re-mounted by the
 conversation's windowing without losing state.
 """
@@ -135,9 +136,10 @@ class ToolCard(Widget, can_focus=True):
             parts.append(unified_text(entry.diff))
         if entry.detail:
             lines = entry.detail.splitlines()
-            shown = "\n".join(lines[:MAX_BODY_LINES])
-            if len(lines) > MAX_BODY_LINES:
-                shown += f"\n… {len(lines) - MAX_BODY_LINES} more lines"
+            limit = len(lines) if entry.full else MAX_BODY_LINES
+            shown = "\n".join(lines[:limit])
+            if len(lines) > limit:
+                shown += f"\n… {len(lines) - limit} more lines — Enter shows all"
             if entry.language:
                 parts.append(Syntax(shown, entry.language, theme="ansi_dark", word_wrap=True))
             else:
@@ -168,8 +170,12 @@ class ToolCard(Widget, can_focus=True):
             shown = children_shown(entry)
             entry.auto_open = False
             entry.expanded = not shown
+        elif not entry.expanded:
+            entry.expanded, entry.full = True, False
+        elif not entry.full and len(entry.detail.splitlines()) > MAX_BODY_LINES:
+            entry.full = True  # open → whole → closed
         else:
-            entry.expanded = not entry.expanded
+            entry.expanded = entry.full = False
         self.sync()
 
     def on_click(self, event: events.Click) -> None:
