@@ -81,6 +81,8 @@ class AistackApp(App[int]):
         self.history = PromptHistory(config.home / HISTORY_FILE)
         self.main = MainScreen(self.history, window)
         self._pending_prompts: list[str] = []
+        self._early_mode: str | None = None
+        """A mode chosen with Shift+Tab before the session was ready: it wins at ready."""
         self._last_ctrl_c = 0.0
         self._mouse_enabled = True
         self._closed = False
@@ -184,6 +186,9 @@ class AistackApp(App[int]):
         session = self.require_session()
         self.status.set_busy("")
         self.status.set_model(session.model)
+        if self._early_mode is not None and self._early_mode != session.mode:
+            session.set_mode(self._early_mode)  # pressed while the session was opening
+        self._early_mode = None
         self.status.set_mode(session.mode)
         self.status.set_context(session.context_tokens, session.context_window)
         self.welcome.set_model(session.model)
@@ -452,6 +457,8 @@ class AistackApp(App[int]):
         mode = PERMISSION_MODES[(index + 1) % len(PERMISSION_MODES)]
         if session is not None:
             session.set_mode(mode)
+        else:
+            self._early_mode = mode
         self.config.permission_mode = mode
         self.status.set_mode(mode)
 

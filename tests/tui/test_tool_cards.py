@@ -4,6 +4,7 @@ output, and the same cards in a resumed session as in a live one."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 from textual.selection import Selection
@@ -87,3 +88,22 @@ async def test_a_long_result_can_be_shown_whole(make_app, git_repo: Path) -> Non
         await pilot.press("enter")  # closed again
         await pilot.pause()
         assert "row 1\n" not in card_text(card) and not card.entry.expanded
+
+
+# --- start-up ---------------------------------------------------------------------------
+
+
+async def test_shift_tab_during_start_up_is_kept(make_app, aistack_home: Path) -> None:
+    # The user's own SessionStart hook holds the start-up open for a moment (after the
+    # permission engine was built), as a slow SDK import does in a fresh process.
+    (aistack_home / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [
+        {"hooks": [{"type": "command", "command": "sleep 1"}]}]}}))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.3)
+        await pilot.press("shift+tab", "shift+tab")  # acceptEdits, then plan
+        assert app.session is None  # pressed while the session was still opening
+        assert app.status.state.mode == "plan"
+        await wait_for(pilot, lambda: app.session is not None and not app.status.state.busy)
+        assert app.session.mode == "plan"
+        assert app.status.state.mode == "plan"
