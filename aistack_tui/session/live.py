@@ -11,6 +11,7 @@ end be written without reading the core.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,15 @@ if TYPE_CHECKING:
 
 Prompt = "str | list[lt.ContentBlock]"
 ExportFormat = Literal["md", "jsonl"]
+
+
+@dataclass(frozen=True, slots=True)
+class UserCommand:
+    """A `!command` the user ran: its output as kept for the model, and its exit code."""
+
+    command: str
+    output: str
+    exit_code: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +224,34 @@ class LiveSession:
         """Something the model reads with the next prompt (a `!command`'s output); tagged
         `<user-...>` so front ends leave it out of the transcript."""
         self.agent.add_model_note(text)
+
+    async def run_user_command(self, command: str, timeout: float = 120.0) -> UserCommand:
+        """`!command`: run the user's own shell command in the session's directory. Its
+        output is kept as the Bash tool keeps it (the first 16 kB and the last 12 kB, the
+        cut said) and is handed to the model with the next prompt."""
+        from aistack_tui.tools.bash import HEAD_BYTES, TAIL_BYTES
+        from aistack_tui.tools.process import Captured, kill_group, read_stream
+
+        proc = await asyncio.create_subprocess_shell(
+            command, cwd=self.cwd, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, stdin=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        captured = Captured.with_budget(HEAD_BYTES, TAIL_BYTES)
+        assert proc.stdout is not None
+        try:
+            await asyncio.wait_for(read_stream(proc.stdout, captured), timeout)
+            code = await proc.wait()
+            timed_out = False
+        except TimeoutError:
+            await kill_group(proc)
+            code, timed_out = 124, True
+        output = captured.text() + ("\n(timed out)" if timed_out else "")
+        self.add_model_note(
+            f"<user-shell-command>{command}</user-shell-command>\n"
+            f'<user-shell-output exit_code="{code}">\n{output}\n</user-shell-output>'
+        )
+        return UserCommand(command, output, code)
 
     def notify(self, text: str, level: str = "warning") -> None:
         """A notice the agent emits with its next events."""

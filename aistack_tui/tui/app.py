@@ -49,7 +49,6 @@ from aistack_tui.tui.widgets.welcome import WelcomeHeader
 
 QUIT_WINDOW_S = 2.0
 SHELL_TIMEOUT_S = 120.0
-SHELL_OUTPUT_LIMIT = 30_000
 
 
 class AistackApp(App[int]):
@@ -386,27 +385,12 @@ class AistackApp(App[int]):
     @work(group="shell")
     async def run_shell(self, command: str) -> None:
         """`!command`: the user's own shell action; its output joins the next prompt."""
-        proc = await asyncio.create_subprocess_shell(
-            command,
-            cwd=self.config.cwd,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            stdin=asyncio.subprocess.DEVNULL,
-        )
-        try:
-            out, _ = await asyncio.wait_for(proc.communicate(), SHELL_TIMEOUT_S)
-            code = proc.returncode or 0
-        except TimeoutError:
-            proc.kill()
-            out, code = b"(timed out)", 124
-        output = out.decode("utf-8", errors="replace")[-SHELL_OUTPUT_LIMIT:]
-        await self.conversation.add(ShellEntry(command, output, code))
         if self.session is None:
+            await self.notice("The session is still starting; run it again in a moment.",
+                              "warning")
             return
-        self.session.add_model_note(
-            f"<user-shell-command>{command}</user-shell-command>\n"
-            f"<user-shell-output exit_code=\"{code}\">\n{output}\n</user-shell-output>"
-        )
+        result = await self.session.run_user_command(command, SHELL_TIMEOUT_S)
+        await self.conversation.add(ShellEntry(command, result.output, result.exit_code))
 
     async def notice(self, text: str, level: Level = "info") -> None:
         if self.renderer is not None:

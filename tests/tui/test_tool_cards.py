@@ -11,9 +11,10 @@ from textual.selection import Selection
 from textual.widgets import OptionList
 
 from aistack_tui.tui.screens.confirm import ConfirmScreen
-from aistack_tui.tui.widgets.entries import ToolEntry
+from aistack_tui.tui.widgets.entries import ShellEntry, ToolEntry
+from aistack_tui.tui.widgets.messages import ShellMessage
 from aistack_tui.tui.widgets.tool_card import ToolCard
-from tests.fakes.fake_llm import ToolCall, Turn
+from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 
@@ -107,3 +108,44 @@ async def test_shift_tab_during_start_up_is_kept(make_app, aistack_home: Path) -
         await wait_for(pilot, lambda: app.session is not None and not app.status.state.busy)
         assert app.session.mode == "plan"
         assert app.status.state.mode == "plan"
+
+
+# --- !command output --------------------------------------------------------------------
+
+
+def shell_widget(app) -> ShellMessage:
+    return app.query(ShellMessage).last()
+
+
+async def test_shell_output_opens_capped_and_shows_all_on_demand(make_app) -> None:
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session is not None)
+        await type_and_send(pilot, "!seq 1 100")
+        await wait_for(pilot, lambda: any(isinstance(e, ShellEntry) for e in entries(app)))
+        await pilot.pause()
+        widget = shell_widget(app)
+        shown = widget.get_selection(Selection(None, None))[0]
+        assert "\n40\n" in shown and "\n41\n" not in shown
+        assert "60 more lines" in shown and "Enter shows all" in shown
+        widget.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        shown = widget.get_selection(Selection(None, None))[0]
+        assert "\n100" in shown and "more lines" not in shown
+
+
+async def test_shell_output_reaches_the_model_capped_like_bash(make_app,
+                                                                fake_llm: FakeLLMServer) -> None:
+    app = make_app(Turn(text="Seen."))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session is not None)
+        await type_and_send(pilot, "!seq 1 40000")
+        await wait_for(pilot, lambda: any(isinstance(e, ShellEntry) for e in entries(app)))
+        await type_and_send(pilot, "what did it print?")
+        await wait_for(pilot, lambda: answered(app, "Seen."))
+        sent = str(fake_llm.model_requests[0].body["messages"][0])
+        assert "<user-shell-command>seq 1 40000</user-shell-command>" in sent
+        assert "\\n1\\n2\\n3\\n" in sent and "\\n40000" in sent  # head and tail kept
+        assert "bytes of output omitted" in sent
+        assert len(sent) < 40_000

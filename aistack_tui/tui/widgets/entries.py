@@ -71,6 +71,8 @@ class ShellEntry:
     command: str
     output: str
     exit_code: int
+    full: bool = False
+    """All of the output shown, not only its first lines."""
 
 
 Entry: TypeAlias = (

@@ -35,7 +35,9 @@ from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widgets import Static
@@ -60,6 +62,8 @@ MAX_MERGE_LEVEL = 2
 parts, some 600 lines, in one widget), so a long answer is a handful of widgets: Textual
 lays out every widget on every frame."""
 INTERRUPTED_SUFFIX = "\n\n*(interrupted)*"
+SHELL_PREVIEW_LINES = 40
+"""Lines of a `!command`'s output shown before "show all" (as a Bash card shows)."""
 
 
 class UserMessage(Static):
@@ -381,11 +385,36 @@ class NoticeMessage(Static):
         self.update(self._content())
 
 
-class ShellMessage(Static):
+class ShellMessage(Static, can_focus=True):
+    """A `!command` and its output, capped like a Bash card's: the first lines, and how
+    many more (Enter or a click shows them all, again hides them)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter", "toggle_output", "Show all", show=False)
+    ]
+
     def __init__(self, entry: ShellEntry) -> None:
         self.entry = entry
+        super().__init__(self._content(), classes="shell-output")
+
+    def _content(self) -> Text:
+        entry = self.entry
         body = Text(f"! {entry.command}\n", style="bold")
-        body.append(entry.output.rstrip()[-4000:])
+        lines = entry.output.rstrip().splitlines()
+        limit = len(lines) if entry.full else SHELL_PREVIEW_LINES
+        body.append("\n".join(lines[:limit]))
+        if len(lines) > limit:
+            body.append(f"\n… {len(lines) - limit} more lines — Enter shows all", style="dim")
         if entry.exit_code:
             body.append(f"\n(exit {entry.exit_code})", style="red")
-        super().__init__(body, classes="shell-output")
+        return body
+
+    def action_toggle_output(self) -> None:
+        if len(self.entry.output.rstrip().splitlines()) > SHELL_PREVIEW_LINES:
+            self.entry.full = not self.entry.full
+            self.update(self._content())
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        if self.text_selection is None:  # the end of a drag selects, it does not toggle
+            self.action_toggle_output()
