@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from aistack_tui.settings.trust import TrustItem
     from aistack_tui.skills.commands import CommandSet
     from aistack_tui.skills.registry import SkillRegistry
-    from aistack_tui.tools.base import ToolContext
+    from aistack_tui.tools.base import ToolCallDisplay, ToolContext
     from aistack_tui.tools.editor import EditorTerminal, FileReader, FileWriter
     from aistack_tui.wiring import Extensions
 
@@ -215,6 +215,18 @@ class LiveSession:
 
     def tool_names(self) -> list[str]:
         return self.agent.runner.tools.names()
+
+    def replay_display(
+        self, name: str, tool_input: dict[str, Any], result: str, is_error: bool
+    ) -> ToolCallDisplay | None:
+        """How a stored call and its result are shown again (a resumed session's tool
+        card): as the live card showed them, as far as the call and result tell."""
+        from aistack_tui.tools.replay import replay_display
+
+        tool = self.agent.runner.tools.get(name)
+        if tool is None:
+            return None
+        return replay_display(tool, tool_input, result, is_error, self.tool_context)
 
     def take_notices(self) -> list[ev.Notice]:
         """Notices raised while the session opened (shown before the first turn)."""

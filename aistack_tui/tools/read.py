@@ -264,7 +264,7 @@ class ReadTool(CompactSpec, Tool[ReadArgs]):
         return ToolOutput(
             body,
             display=ToolCallDisplay(
-                summary=summary, detail="\n".join(page.lines), language=_language(shown)
+                summary=summary, detail="\n".join(page.lines), language=language_for(shown)
             ),
             metadata={"first_line": page.first, "last_line": last, "total_lines": page.total},
         )
@@ -341,5 +341,6 @@ _LANGUAGES = {
 }
 
 
-def _language(shown: str) -> str:
+def language_for(shown: str) -> str:
+    """The highlighting language of a file by its name (`a.py` → `python`)."""
     return _LANGUAGES.get(Path(shown).suffix.lower(), "")

@@ -200,7 +200,9 @@ class AistackApp(App[int]):
         for status in session.mcp_statuses():
             self._mcp_changed(status)
         if session.messages:
-            await self.conversation.load(history_entries(session.messages))
+            await self.conversation.load(
+                history_entries(session.messages, session.replay_display)
+            )
         # What was built so far (SDKs, the session, its history) lives as long as the app:
         # exempt it from garbage collection, or every full collection walks it and stalls
         # a frame for 100 ms and more while an answer streams.
@@ -271,7 +273,7 @@ class AistackApp(App[int]):
         except (ConfigError, Exception) as e:
             await self.notice(str(e), "error")
             return
-        await self.conversation.load(history_entries(session.messages))
+        await self.conversation.load(history_entries(session.messages, session.replay_display))
         self.status.set_context(session.context_tokens, session.context_window)
         title = session.title or session.session_id[:8]
         await self.notice(f"Resumed {title} ({len(session.messages)} messages).")

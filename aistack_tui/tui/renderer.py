@@ -9,7 +9,7 @@ to its one card.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias, assert_never
 
 from aistack_tui.agent import events as ev
@@ -40,6 +40,8 @@ SHELL_NOTE = re.compile(
     re.DOTALL,
 )
 HOOK_BLOCK_PREFIX = "Blocked by a PreToolUse hook:"
+DENIED_PREFIX = "Permission denied: "
+"""How the tool runner answers the model for a denied call."""
 ANSWERED = (ev.TextDelta, ev.ThinkingDelta, ev.ToolCallRequested, ev.MessageAdded)
 """Events that mean a retried request is being answered."""
 Level: TypeAlias = Literal["info", "warning", "error"]
@@ -76,10 +78,18 @@ def user_block_entry(text: str) -> Entry | None:
     return UserEntry(text)
 
 
-def history_entries(messages: Sequence[lt.Message]) -> list[Entry]:
-    """Entries for a resumed session's messages (frozen answers, finished tool cards)."""
+Replay: TypeAlias = Callable[[str, dict[str, Any], str, bool], "ev.ToolCallDisplay | None"]
+"""How a stored call and its result look on a card (`LiveSession.replay_display`)."""
+
+
+def history_entries(
+    messages: Sequence[lt.Message], replay: Replay | None = None
+) -> list[Entry]:
+    """Entries for a resumed session's messages (frozen answers, finished tool cards,
+    which `replay` makes look as they did live)."""
     entries: list[Entry] = []
     cards: dict[str, ToolEntry] = {}
+    calls: dict[str, tuple[str, dict[str, Any]]] = {}
     for message in messages:
         start = len(entries)
         shells: list[Entry] = []  # a `!command` ran before the prompt it rides with
@@ -96,12 +106,15 @@ def history_entries(messages: Sequence[lt.Message]) -> list[Entry]:
                 case lt.ToolUseBlock(id=tool_id, name=name, input=tool_input):
                     card = ToolEntry(tool_id, name, tool_summary(name, tool_input), "done")
                     cards[tool_id] = card
+                    calls[tool_id] = (name, tool_input)
                     entries.append(card)
                 case lt.ToolResultBlock(tool_use_id=tool_id, is_error=is_error) as result:
                     card = cards.get(tool_id)
                     if card is not None:
-                        card.detail = result.text()[:MAX_DETAIL_CHARS]
-                        card.state = "failed" if is_error else "done"
+                        name, tool_input = calls[tool_id]
+                        text = result.text()
+                        display = replay(name, tool_input, text, is_error) if replay else None
+                        _replayed(card, text, is_error, display)
                 case _:
                     pass
         entries[start:start] = shells
@@ -393,6 +406,27 @@ class EventRenderer:
 
     def pending_steering(self) -> list[str]:
         return [q.text for q in self._queued]
+
+
+def _replayed(
+    card: ToolEntry, text: str, is_error: bool, display: ev.ToolCallDisplay | None
+) -> None:
+    """A stored call's card settled as `_tool_finished` settles a live one."""
+    if is_error and text.startswith(DENIED_PREFIX):
+        card.state = "denied"
+        card.note = _first_line(text[len(DENIED_PREFIX):])
+    else:
+        _settle(card, lt.ToolResultBlock(tool_use_id=card.tool_use_id, content=text,
+                                         is_error=is_error), 0.0)
+        card.duration_s = None  # not known for a stored call
+    if display is not None:
+        card.summary = display.summary or card.summary
+        card.detail = display.detail or text
+        card.diff = display.diff or card.diff
+        card.language = display.language or card.language
+    else:
+        card.detail = text
+    card.detail = card.detail[:MAX_DETAIL_CHARS]
 
 
 def _child(card: ToolEntry, tool_id: str) -> ToolEntry | None:

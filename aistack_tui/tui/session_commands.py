@@ -291,7 +291,7 @@ async def _rewind(app: CommandHost, args: str) -> None:
     if not result.ok:
         await app.notice(_result_text(result), "warning")
         return
-    await app.conversation.load(history_entries(session.messages))
+    await app.conversation.load(history_entries(session.messages, session.replay_display))
     await app.notice(_result_text(result))
     prompt = result.prompt
     if prompt and not app.prompt.text:
