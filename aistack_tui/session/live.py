@@ -462,6 +462,14 @@ class LiveSession:
             raise ConfigError(f"no MCP server {name!r}")
         return await mcp.reconnect(name)
 
+    def on_tool_output(self, listener: Callable[[str, str], None] | None) -> None:
+        """`listener(tool_use_id, text)` sees what a running Bash command prints, whole
+        lines with secrets masked, as it prints them (None stops it)."""
+        if listener is None:
+            self.tool_context.services.pop("tool_output", None)
+        else:
+            self.tool_context.services["tool_output"] = listener
+
     def on_mcp_status(self, listener: Callable[[ServerStatus], None]) -> None:
         """Call `listener` whenever an MCP server changes state."""
         if self.extensions.mcp is not None:

@@ -12,6 +12,7 @@ terminals, the same sandboxed argv runs in one of them instead (`bash_terminal.p
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import os
 import re
@@ -120,7 +121,8 @@ class BashTool(CompactSpec, Tool[BashArgs]):
             ran = await self._in_editor(ctx, args.command, cwd, timeout_ms, pwd_file,
                                         confinement)
             output, code, timed_out = ran or await self._execute(
-                args.command, cwd, timeout_ms, pwd_file, confinement.wrap, confinement.env()
+                args.command, cwd, timeout_ms, pwd_file, confinement.wrap, confinement.env(),
+                live_output(ctx),
             )
             ctx.bash_cwd = _final_cwd(pwd_file) or cwd
         finally:
@@ -177,6 +179,7 @@ class BashTool(CompactSpec, Tool[BashArgs]):
         pwd_file: str,
         wrap: Callable[[list[str], list[Path]], list[str]] | None = None,
         env: dict[str, str] | None = None,
+        on_output: Callable[[bytes], None] | None = None,
     ) -> tuple[str, int, bool]:
         """(output, exit code, timed out); kills the process group on timeout or cancel."""
         script = f"trap 'pwd >| {shlex.quote(pwd_file)}' EXIT\n{command}"
@@ -221,7 +224,7 @@ class BashTool(CompactSpec, Tool[BashArgs]):
             transport, _ = await asyncio.get_running_loop().connect_read_pipe(
                 lambda: asyncio.StreamReaderProtocol(reader), pipe
             )
-            reading = asyncio.ensure_future(read_stream(reader, captured))
+            reading = asyncio.ensure_future(read_stream(reader, captured, on_output))
             try:
                 code = await asyncio.wait_for(proc.wait(), timeout_ms / 1000)
             except TimeoutError:
@@ -242,6 +245,30 @@ class BashTool(CompactSpec, Tool[BashArgs]):
             else:
                 pipe.close()
         return captured.text(), code, timed_out
+
+
+def live_output(ctx: ToolContext) -> Callable[[bytes], None] | None:
+    """What a running command prints, for whoever shows it while it runs (the session's
+    `tool_output` service: the TUI's running card), or None when nobody listens.
+
+    Whole lines only, cleaned and with secrets masked as in the final result, so a
+    secret split across two reads is never shown half-masked.
+    """
+    listener: Callable[[str, str], None] | None = ctx.services.get("tool_output")
+    if listener is None:
+        return None
+    call_id = current_call_id.get()
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending = ""
+
+    def feed(chunk: bytes) -> None:
+        nonlocal pending
+        pending += decoder.decode(chunk)
+        if "\n" in pending:
+            lines, _, pending = pending.rpartition("\n")
+            listener(call_id, mask_secrets(clean_output(lines)) + "\n")
+
+    return feed
 
 
 class _Confinement:

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -94,9 +95,16 @@ class Captured:
         return head.rstrip("\n") + note + tail
 
 
-async def read_stream(stream: asyncio.StreamReader, captured: Captured) -> None:
+async def read_stream(
+    stream: asyncio.StreamReader,
+    captured: Captured,
+    on_chunk: Callable[[bytes], None] | None = None,
+) -> None:
+    """Capture `stream` to its end; `on_chunk` sees each piece as it arrives."""
     while chunk := await stream.read(65536):
         captured.add(chunk)
+        if on_chunk is not None:
+            on_chunk(chunk)
 
 
 @dataclass(slots=True)

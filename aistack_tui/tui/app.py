@@ -197,6 +197,7 @@ class AistackApp(App[int]):
         for problem in slash.register_custom_commands(self.commands, session):
             await self.notice(f"Slash command skipped: {problem}", "warning")
         session.on_mcp_status(self._mcp_changed)
+        session.on_tool_output(self._tool_output)
         for status in session.mcp_statuses():
             self._mcp_changed(status)
         if session.messages:
@@ -215,6 +216,11 @@ class AistackApp(App[int]):
             self.initial_prompt = None
         if prompts:
             await self.send_prompt("\n\n".join(prompts))
+
+    def _tool_output(self, tool_use_id: str, text: str) -> None:
+        """A running command printed something: its card shows it as it runs."""
+        if self.renderer is not None:
+            self.renderer.tool_output(tool_use_id, text)
 
     def _mcp_changed(self, status: Any) -> None:
         """An MCP server changed state: refresh the status line, report a new failure."""

@@ -9,6 +9,7 @@ to its one card.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeAlias, assert_never
 
@@ -29,7 +30,10 @@ from aistack_tui.tui.widgets.entries import (
 from aistack_tui.tui.widgets.messages import AssistantMessage
 from aistack_tui.tui.widgets.status_bar import StatusBar
 from aistack_tui.tui.widgets.todo_panel import TodoPanel, parse_todos
+from aistack_tui.tui.widgets.tool_card import ToolCard
 
+LIVE_OUTPUT_CHARS = 4000
+"""How much of a running command's latest output a card keeps (it shows the last lines)."""
 MAX_DETAIL_CHARS = 200_000
 """A card keeps this much of a result (what the model saw is paged at 30 kB already)."""
 ATTACHED_PREFIX = '<attached-file path="'
@@ -187,7 +191,7 @@ class EventRenderer:
             case ev.PermissionDecided(tool_use_id=tool_id):
                 self._update_card(tool_id, state="pending")
             case ev.ToolStarted(tool_use_id=tool_id, name=name):
-                self._update_card(tool_id, state="running")
+                self._update_card(tool_id, state="running", started_at=time.monotonic())
                 self.status.set_busy(f"running {name}")
             case ev.ToolFinished(tool_use_id=tool_id, result=result, duration_s=duration):
                 self._tool_finished(tool_id, result, duration, event.display)
@@ -213,6 +217,17 @@ class EventRenderer:
                 await self.end_run(reason)
             case _:
                 assert_never(event)
+
+    def tool_output(self, tool_id: str, text: str) -> None:
+        """A line or more a running command printed: shown on its card as it runs."""
+        entry = self.conversation.transcript.by_tool_id.get(tool_id)
+        if entry is None or entry.state != "running":
+            return
+        entry.live_output = (entry.live_output + text)[-LIVE_OUTPUT_CHARS:]
+        card = self.conversation.widget_of(entry)
+        if isinstance(card, ToolCard):
+            card.output_arrived()
+            self.conversation.note_output()
 
     async def end_run(self, reason: str) -> None:
         """Settle the UI after a run: freeze the answer, clear the busy state."""
@@ -388,6 +403,7 @@ class EventRenderer:
         if entry is None:
             return
         _settle(entry, result, duration)
+        entry.live_output = ""
         text = result.text()
         if display is not None:
             entry.summary = display.summary or entry.summary

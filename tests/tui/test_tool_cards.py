@@ -149,3 +149,27 @@ async def test_shell_output_reaches_the_model_capped_like_bash(make_app,
         assert "\\n1\\n2\\n3\\n" in sent and "\\n40000" in sent  # head and tail kept
         assert "bytes of output omitted" in sent
         assert len(sent) < 40_000
+
+
+# --- a running command ------------------------------------------------------------------
+
+
+async def test_a_running_bash_card_shows_elapsed_time_and_live_output(make_app) -> None:
+    command = "for i in 1 2 3; do echo line$i; sleep 0.8; done"
+    app = make_app(Turn(tool_calls=[ToolCall("Bash", {"command": command})]),
+                   Turn(text="Ran."), permission_mode="bypassPermissions")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session is not None)
+        await type_and_send(pilot, "count slowly")
+        await wait_for(pilot, lambda: cards(app) and cards(app)[0].state == "running")
+        card = app.query_one(ToolCard)
+        await wait_for(pilot, lambda: "line1" in card_text(card))
+        assert "line3" not in card_text(card)  # shown while it runs, not after
+        first = card.summary_line().plain
+        await asyncio.sleep(1.1)
+        await pilot.pause()
+        assert card.entry.state == "running"
+        assert card.summary_line().plain != first  # the elapsed time moves on
+        assert "line2" in card_text(card)
+        await wait_for(pilot, lambda: answered(app, "Ran."))
+        assert card.entry.state == "done" and card.entry.duration_s >= 2.0

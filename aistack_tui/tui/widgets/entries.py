@@ -50,6 +50,10 @@ class ToolEntry:
     expanded: bool = False
     full: bool = False
     """Expanded with every line of the output, not only the first ones."""
+    started_at: float | None = None
+    """When it started running (`time.monotonic`), for the elapsed time while it runs."""
+    live_output: str = ""
+    """The end of what a running command has printed so far (cleared once it is done)."""
     children: list[ToolEntry] = field(default_factory=list["ToolEntry"])
     """A `Task` call's subagent tool calls, one row each, in the order they were made."""
     child_end: str = ""

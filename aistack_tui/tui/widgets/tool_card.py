@@ -12,6 +12,7 @@ conversation's windowing without losing state.
 
 from __future__ import annotations
 
+import time
 from typing import ClassVar
 
 from rich.console import Group, RenderableType
@@ -21,6 +22,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.selection import Selection
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.widget import Widget
 
 from aistack_tui.tui.widgets.diff_view import unified_text
@@ -39,6 +41,9 @@ MAX_BODY_LINES = 40
 MAX_CHILD_ROWS = 8
 """Newest subagent rows shown; older ones are counted, so a long Task stays compact."""
 ACTIVE_STATES = ("pending", "asking", "running")
+LIVE_LINES = 6
+"""The last lines of a running command's output shown under its summary."""
+LIVE_REDRAW_S = 0.1
 FOCUS_MARK = "▶"
 """Starts the focused card's line, so the focus shows without colour (NO_COLOR) too."""
 
@@ -65,7 +70,31 @@ class ToolCard(Widget, can_focus=True):
         super().__init__(classes="tool-card")
         self.entry = entry
         self._selectable = SelectableRender("")
+        self._ticker: Timer | None = None
+        """Redraws a running card every second (its elapsed time)."""
+        self._output_pending = False
         self._sync_classes()
+
+    def on_mount(self) -> None:
+        self._watch_running()
+
+    def _watch_running(self) -> None:
+        running = self.entry.state == "running" and self.entry.started_at is not None
+        if running and self._ticker is None:
+            self._ticker = self.set_interval(1.0, self.refresh)
+        elif not running and self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+
+    def output_arrived(self) -> None:
+        """A running command printed more: redraw at most ten times a second."""
+        if not self._output_pending:
+            self._output_pending = True
+            self.set_timer(LIVE_REDRAW_S, self._show_output)
+
+    def _show_output(self) -> None:
+        self._output_pending = False
+        self.refresh(layout=True)
 
     def _sync_classes(self) -> None:
         for state in ICONS:
@@ -75,6 +104,7 @@ class ToolCard(Widget, can_focus=True):
     def sync(self) -> None:
         """Re-read the entry after the renderer changed it."""
         self._sync_classes()
+        self._watch_running()
         self.refresh(layout=True)
 
     def summary_line(self) -> Text:
@@ -89,6 +119,9 @@ class ToolCard(Widget, can_focus=True):
             line.append("  " + rest)
         if entry.state == "asking":
             line.append("  awaiting approval", style="italic")
+        elif entry.state == "running" and entry.started_at is not None:
+            elapsed = int(time.monotonic() - entry.started_at)
+            line.append(f"  {format_duration(elapsed).replace('.0s', 's')}", style="dim")
         elif entry.state in ("done", "failed") and entry.duration_s is not None:
             line.append(f"  {format_duration(entry.duration_s)}", style="dim")
         if entry.note:
@@ -148,6 +181,9 @@ class ToolCard(Widget, can_focus=True):
 
     def render(self) -> RenderableType:
         parts: list[RenderableType] = [self.summary_line()]
+        if self.entry.state == "running" and self.entry.live_output:
+            tail = self.entry.live_output.rstrip("\n").splitlines()[-LIVE_LINES:]
+            parts.append(Text("\n".join(f"  {row}" for row in tail), style="dim"))
         if self.entry.children and children_shown(self.entry):
             parts.append(self.child_rows())
         if self.entry.expanded:
