@@ -8,7 +8,10 @@ pictures are the same in every run. Update with `pytest tests/tui --snapshot-upd
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
+
+import pytest
 
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.ports import ApprovalRequest
@@ -24,6 +27,13 @@ from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import entries, type_and_send
 
 SIZE = (100, 30)
+
+
+@pytest.fixture(autouse=True)
+def home_above_the_repo(git_repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The welcome header shows the project as `~/repo`, the same in every run (the
+    temporary directory's own name changes each time)."""
+    monkeypatch.setenv("HOME", str(git_repo.parent))
 
 
 async def _ready(pilot: Any) -> None:
