@@ -643,14 +643,7 @@ class LiveSession:
 
         totals = self.agent.totals
         usage, recorded = totals.usage, self._recorded_usage
-        delta = Usage(
-            input_tokens=usage.input_tokens - recorded.input_tokens,
-            output_tokens=usage.output_tokens - recorded.output_tokens,
-            cache_read_input_tokens=usage.cache_read_input_tokens
-            - recorded.cache_read_input_tokens,
-            cache_creation_input_tokens=usage.cache_creation_input_tokens
-            - recorded.cache_creation_input_tokens,
-        )
+        delta = usage - recorded
         cost = (totals.cost_usd or 0.0) - self._recorded_cost
         self._recorded_usage, self._recorded_cost = usage, totals.cost_usd or 0.0
         if delta != Usage():
