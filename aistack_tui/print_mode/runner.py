@@ -27,6 +27,7 @@ from aistack_tui.print_mode.formatters import (
 from aistack_tui.session.config import RunConfig
 
 if TYPE_CHECKING:
+    from aistack_tui.session.live import LiveSession
     from aistack_tui.settings.trust import TrustItem
 
 EXIT_OK = 0
@@ -80,18 +81,7 @@ async def _run(
     config: RunConfig, prompt: str, formatter: Formatter, err: TextIO, approver: ApprovalHandler
 ) -> int:
     session = await open_session(config, approver)
-    if session.untrusted:
-        err.write(untrusted_notice(session.untrusted) + "\n")
-    # Print mode waits (bounded) for MCP servers so their tools are in the first request.
-    await session.wait_for_mcp(config.loaded.settings.mcp_connect_timeout)
-    for status in session.mcp_statuses():
-        if status.status == "failed":
-            err.write(f"aistack: MCP server {status.name} failed: {status.error}\n")
-    # Said before the turn, so a run that ends fast still reports a broken .mcp.json.
-    for notice in session.take_notices():
-        if notice.level != "info" or config.verbose:
-            err.write(f"aistack: {notice.text}\n")
-    resume_gc_after_startup()
+    await settle_start(session, config, err)
     error: str | None = None
     end: ev.TurnEnded | None = None
     try:
@@ -132,6 +122,23 @@ async def _run(
     if end.reason == "interrupted":
         return EXIT_INTERRUPTED
     return EXIT_FAILED
+
+
+async def settle_start(session: LiveSession, config: RunConfig, err: TextIO) -> None:
+    """What every headless run does between opening the session and its first turn:
+    say what an untrusted project's files were left without, wait (bounded) for MCP
+    servers so their tools are in the first request, and write the start-up warnings
+    before the turn, so a run that ends fast still reports a broken .mcp.json."""
+    if session.untrusted:
+        err.write(untrusted_notice(session.untrusted) + "\n")
+    await session.wait_for_mcp(config.loaded.settings.mcp_connect_timeout)
+    for status in session.mcp_statuses():
+        if status.status == "failed":
+            err.write(f"aistack: MCP server {status.name} failed: {status.error}\n")
+    for notice in session.take_notices():
+        if notice.level != "info" or config.verbose:
+            err.write(f"aistack: {notice.text}\n")
+    resume_gc_after_startup()
 
 
 def report(event: ev.AgentEvent, config: RunConfig, err: TextIO) -> None:

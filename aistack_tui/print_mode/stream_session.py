@@ -28,7 +28,7 @@ from aistack_tui.print_mode.formatters import (
     result_object,
 )
 from aistack_tui.print_mode.permission_prompt import ControlApprover
-from aistack_tui.print_mode.runner import report, resume_gc_after_startup, untrusted_notice
+from aistack_tui.print_mode.runner import report, settle_start
 from aistack_tui.print_mode.stream_input import (
     ControlReply,
     ControlRequest,
@@ -139,16 +139,7 @@ async def _serve(
 ) -> int:
     from aistack_tui.session.providers import guess_provider
 
-    if session.untrusted:
-        err.write(untrusted_notice(session.untrusted) + "\n")
-    await session.wait_for_mcp(config.loaded.settings.mcp_connect_timeout)
-    for status in session.mcp_statuses():
-        if status.status == "failed":
-            err.write(f"aistack: MCP server {status.name} failed: {status.error}\n")
-    for notice in session.take_notices():
-        if notice.level != "info" or config.verbose:
-            err.write(f"aistack: {notice.text}\n")
-    resume_gc_after_startup()
+    await settle_start(session, config, err)
 
     handler = ControlHandler(
         session, channel, resolve_model=lambda m: m if "/" in m else guess_provider(m)
