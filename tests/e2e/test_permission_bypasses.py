@@ -40,7 +40,10 @@ def test_bypass_attempts_leave_no_trace(git_repo: Path, aistack_home: Path) -> N
     home = Path(aistack_home.parent / "user-home")
     before = sorted(p.name for p in git_repo.iterdir())
     git_config = (git_repo / ".git" / "config").read_text()
-    script = [Turn(tool_calls=[ToolCall(name, args)]) for name, args in BYPASSES]
+    # Edit needs the file read first (a call that fails anyway is not put to anyone), so
+    # the model reads .git/config, then tries to change it.
+    script = [Turn(tool_calls=[ToolCall("Read", {"file_path": ".git/config"})])]
+    script += [Turn(tool_calls=[ToolCall(name, args)]) for name, args in BYPASSES]
     script.append(Turn(text="I was stopped every time."))
     with FakeLLMServer(script) as server:
         proc = run_aistack(["-p", "try everything", "--model", "anthropic/claude-sonnet-4-6",
