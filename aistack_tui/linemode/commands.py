@@ -8,7 +8,6 @@ the REPL prints what a command raised. Everything a command changes goes through
 
 from __future__ import annotations
 
-import datetime as dt
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,10 +15,12 @@ from typing import TYPE_CHECKING, Protocol
 
 from rich.text import Text
 
-from aistack_tui.linemode.render import LineRenderer, format_cost
+from aistack_tui.linemode.render import LineRenderer
 from aistack_tui.permissions.types import PERMISSION_MODES
+from aistack_tui.session.reports import cost_lines, restore_lines, turn_listing
 
 if TYPE_CHECKING:
+    from aistack_tui.checkpoints.manager import UndoResult
     from aistack_tui.session.live import LiveSession
 
 KEYS_HELP = (
@@ -154,41 +155,10 @@ async def _mode(host: CommandHost, args: str) -> None:
 
 @command("cost", "Tokens and cost of this session")
 async def _cost(host: CommandHost, args: str) -> None:
-    totals = host.session.usage
-    u = totals.usage
-    lines = [
-        f"Input {u.input_tokens:,} · output {u.output_tokens:,} · cache read "
-        f"{u.cache_read_input_tokens:,} · cache write {u.cache_creation_input_tokens:,} tokens",
-        f"Cost: {format_cost(totals.cost_usd)}",
-    ]
-    for model, usage in totals.by_model.items():
-        lines.append(f"  {model}: {usage.input_tokens:,} in / {usage.output_tokens:,} out")
-    _lines(host, lines)
+    _lines(host, cost_lines(host.session.usage))
 
 
-class _Restore(Protocol):
-    """What an undo or rewind reports (the facade's `UndoResult`)."""
-
-    @property
-    def message(self) -> str: ...
-    @property
-    def restored(self) -> list[str]: ...
-    @property
-    def removed(self) -> list[str]: ...
-    @property
-    def conflicts(self) -> list[str]: ...
-
-
-def _result_lines(result: _Restore) -> list[str]:
-    lines = [result.message[:1].upper() + result.message[1:]]
-    if result.restored:
-        lines.append("  restored: " + ", ".join(result.restored[:20]))
-    if result.removed:
-        lines.append("  removed: " + ", ".join(result.removed[:20]))
-    return lines
-
-
-async def _confirm_force(host: CommandHost, result: _Restore) -> bool:
+async def _confirm_force(host: CommandHost, result: UndoResult) -> bool:
     _lines(host, [
         "These files were changed after the agent's edit (by you or another program); "
         "restoring overwrites those changes:",
@@ -210,7 +180,7 @@ async def _undo(host: CommandHost, args: str) -> None:
             host.renderer.notice("Nothing was restored.")
             return
         result = await session.undo(force=True)
-    _lines(host, _result_lines(result))
+    _lines(host, restore_lines(result))
 
 
 @command("rewind", "Restore files and the conversation to before a turn (lists turns)",
@@ -222,16 +192,7 @@ async def _rewind(host: CommandHost, args: str) -> None:
                              "warning")
         return
     if not args:
-        turns = session.checkpoint_turns()
-        if not turns:
-            host.renderer.notice("No turn of this session has changed files yet.")
-            return
-        lines = ["Turns that changed files (oldest first):"]
-        for number, turn in enumerate(turns, 1):
-            when = dt.datetime.fromtimestamp(turn.created_at).strftime("%H:%M:%S")
-            lines.append(f"  {number:>2}. {when}  {turn.label}")
-        lines.append("/rewind N restores the files and the conversation to before turn N.")
-        _lines(host, lines)
+        _lines(host, turn_listing(session.checkpoint_turns()))
         return
     result = await session.rewind(args)
     if not result.ok and result.conflicts:
@@ -239,7 +200,7 @@ async def _rewind(host: CommandHost, args: str) -> None:
             host.renderer.notice("Nothing was restored.")
             return
         result = await session.rewind(args, force=True)
-    _lines(host, _result_lines(result))
+    _lines(host, restore_lines(result))
     if result.ok and result.prompt:
         host.preload(result.prompt)  # the rewound prompt, ready to edit and resend
 

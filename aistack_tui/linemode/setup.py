@@ -13,15 +13,7 @@ from rich.text import Text
 
 from aistack_tui.linemode.render import LineRenderer
 from aistack_tui.linemode.terminal import LineIO
-from aistack_tui.session.config import RunConfig, save_credential
-
-KEY_PROVIDERS: tuple[tuple[str, str, str], ...] = (
-    ("anthropic", "Anthropic (Claude)", "ANTHROPIC_API_KEY"),
-    ("openai", "OpenAI", "OPENAI_API_KEY"),
-    ("google", "Google Gemini", "GEMINI_API_KEY"),
-    ("deepseek", "DeepSeek", "DEEPSEEK_API_KEY"),
-    ("openrouter", "OpenRouter", "OPENROUTER_API_KEY"),
-)
+from aistack_tui.session.config import KEY_PROVIDERS, RunConfig, save_credential
 
 
 async def ask_provider_key(config: RunConfig, io: LineIO, renderer: LineRenderer) -> bool:

@@ -22,6 +22,14 @@ if TYPE_CHECKING:
     from aistack_tui.settings.trust import TrustItem
 
 CREDENTIALS_FILE = "credentials.json"
+KEY_PROVIDERS: tuple[tuple[str, str, str], ...] = (
+    ("anthropic", "Anthropic (Claude)", "ANTHROPIC_API_KEY"),
+    ("openai", "OpenAI", "OPENAI_API_KEY"),
+    ("google", "Google Gemini", "GEMINI_API_KEY"),
+    ("deepseek", "DeepSeek", "DEEPSEEK_API_KEY"),
+    ("openrouter", "OpenRouter", "OPENROUTER_API_KEY"),
+)
+"""Providers a first run can set up with a pasted key: (name, label, key variable)."""
 
 TrustPrompt = Callable[[list["TrustItem"]], Awaitable[bool]]
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rich.text import Text
 
+from aistack_tui.session.reports import restore_lines, turn_listing
 from aistack_tui.tui.agents_md import skeleton
 from aistack_tui.tui.renderer import history_entries
 from aistack_tui.tui.screens.question import QuestionScreen, ask
@@ -228,12 +229,7 @@ async def _skills(app: CommandHost, args: str) -> None:
 
 
 def _result_text(result: UndoResult) -> str:
-    lines = [result.message[:1].upper() + result.message[1:]]
-    if result.restored:
-        lines.append("  restored: " + ", ".join(result.restored[:20]))
-    if result.removed:
-        lines.append("  removed: " + ", ".join(result.removed[:20]))
-    return "\n".join(lines)
+    return "\n".join(restore_lines(result))
 
 
 async def _confirm_force(app: CommandHost, result: UndoResult) -> bool:
@@ -270,17 +266,8 @@ async def _rewind(app: CommandHost, args: str) -> None:
         await app.notice("Checkpoints are off (settings `checkpoints`): nothing to rewind.",
                          "warning")
         return
-    turns = session.checkpoint_turns()
     if not args:
-        if not turns:
-            await app.notice("No turn of this session has changed files yet.")
-            return
-        lines = ["Turns that changed files (oldest first):"]
-        for number, turn in enumerate(turns, 1):
-            when = dt.datetime.fromtimestamp(turn.created_at).strftime("%H:%M:%S")
-            lines.append(f"  {number:>2}. {when}  {turn.label}")
-        lines.append("/rewind N restores the files and the conversation to before turn N.")
-        await app.notice("\n".join(lines))
+        await app.notice("\n".join(turn_listing(session.checkpoint_turns())))
         return
     result = await session.rewind(args)
     if not result.ok and result.conflicts:

@@ -182,17 +182,9 @@ async def _model(app: CommandHost, args: str) -> None:
 
 @command("cost", "Tokens and cost of this session", while_busy=True)
 async def _cost(app: CommandHost, args: str) -> None:
-    session = app.require_session()
-    totals = session.usage
-    u = totals.usage
-    lines = [
-        f"Input {u.input_tokens:,} · output {u.output_tokens:,} · cache read "
-        f"{u.cache_read_input_tokens:,} · cache write {u.cache_creation_input_tokens:,} tokens",
-        "Cost: " + (f"${totals.cost_usd:.4f}" if totals.cost_usd is not None else "unknown"),
-    ]
-    for model, usage in totals.by_model.items():
-        lines.append(f"  {model}: {usage.input_tokens:,} in / {usage.output_tokens:,} out")
-    await app.notice("\n".join(lines))
+    from aistack_tui.session.reports import cost_lines
+
+    await app.notice("\n".join(cost_lines(app.require_session().usage)))
 
 
 @command("permissions", "The mode, every rule by layer, the session grants; "

@@ -22,13 +22,8 @@ from textual.screen import Screen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-KEY_PROVIDERS: tuple[tuple[str, str, str], ...] = (
-    ("anthropic", "Anthropic (Claude)", "ANTHROPIC_API_KEY"),
-    ("openai", "OpenAI", "OPENAI_API_KEY"),
-    ("google", "Google Gemini", "GEMINI_API_KEY"),
-    ("deepseek", "DeepSeek", "DEEPSEEK_API_KEY"),
-    ("openrouter", "OpenRouter", "OPENROUTER_API_KEY"),
-)
+from aistack_tui.session.config import KEY_PROVIDERS
+
 LOCAL_SERVERS: tuple[tuple[str, int], ...] = (("ollama", 11434), ("lmstudio", 1234), ("vllm", 8000))
 
 
