@@ -23,8 +23,7 @@ from aistack_tui.cli.parser import EXIT_USAGE, CliParser
 
 SUBCOMMANDS = (
     "sessions", "doctor", "permissions", "index", "memory", "mcp", "undo", "rewind", "eval",
-    "acp", "gateway",
-    "models",
+    "acp", "gateway", "models",
 )
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
@@ -38,7 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
             "subcommands: aistack sessions [list|search Q], aistack doctor, "
             "aistack permissions check|explain|lint, aistack index [PATH], "
             "aistack memory list|search|add|forget, aistack mcp list, aistack undo, "
-            "aistack rewind TURN, aistack eval, aistack acp, aistack gateway telegram. "
+            "aistack rewind TURN, aistack eval, aistack models, aistack acp, "
+            "aistack gateway telegram. "
             "Docs: docs/ in the repository."
         ),
     )
