@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -27,10 +26,7 @@ from prompt_toolkit.history import History
 from prompt_toolkit.key_binding import KeyBindings, KeyPressEvent
 
 from aistack_tui.linemode.terminal import LineIO
-
-HISTORY_FILE = "prompt_history.jsonl"
-"""The TUI's history file (`tui/widgets/prompt_input.py`): the same name and format."""
-HISTORY_LIMIT = 500
+from aistack_tui.session.history import append_history, read_history
 
 
 class JsonLinesHistory(History):
@@ -41,31 +37,10 @@ class JsonLinesHistory(History):
         self.path = path
 
     def load_history_strings(self) -> Iterable[str]:
-        if self.path is None or not self.path.is_file():
-            return []
-        try:
-            lines = self.path.read_text(encoding="utf-8").splitlines()
-        except OSError:
-            return []
-        items: list[str] = []
-        for line in lines[-HISTORY_LIMIT:]:
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(value, str) and value.strip():
-                items.append(value)
-        return list(reversed(items))  # prompt_toolkit wants the newest first
+        return list(reversed(read_history(self.path)))  # prompt_toolkit wants newest first
 
     def store_string(self, string: str) -> None:
-        if self.path is None or not string.strip():
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(string) + "\n")
-        except OSError:
-            pass  # history is a convenience; a read-only home must not break the prompt
+        append_history(self.path, string)
 
     def append_string(self, string: str) -> None:
         # Skip a repeat of the last entry, as the TUI does.

@@ -27,11 +27,12 @@ from aistack_tui import __version__
 from aistack_tui.linemode.approval_prompt import LineApprover
 from aistack_tui.linemode.commands import COMMANDS, parse
 from aistack_tui.linemode.completion import LineCompleter
-from aistack_tui.linemode.prompt import HISTORY_FILE, JsonLinesHistory, make_prompt_session
+from aistack_tui.linemode.prompt import JsonLinesHistory, make_prompt_session
 from aistack_tui.linemode.render import LineRenderer
 from aistack_tui.linemode.terminal import LineIO
 from aistack_tui.llm import types as lt
 from aistack_tui.permissions.types import PERMISSION_MODES
+from aistack_tui.session.history import HISTORY_FILE
 from aistack_tui.session.mentions import FileIndex, prompt_blocks
 
 if TYPE_CHECKING:

@@ -26,6 +26,7 @@ from aistack_tui.agent.ports import ApprovalRequest
 from aistack_tui.bootstrap import open_session
 from aistack_tui.permissions.types import PERMISSION_MODES
 from aistack_tui.session.config import NoProviderError, RunConfig, save_credential
+from aistack_tui.session.history import HISTORY_FILE
 from aistack_tui.session.live import LiveSession
 from aistack_tui.session.mentions import FileIndex, prompt_blocks
 from aistack_tui.settings.layers import ConfigError
@@ -42,7 +43,7 @@ from aistack_tui.tui.screens.sessions import SessionPickerScreen
 from aistack_tui.tui.screens.setup import LOCAL_SERVERS, SetupChoice, SetupScreen
 from aistack_tui.tui.widgets.conversation import DEFAULT_WINDOW, Conversation
 from aistack_tui.tui.widgets.entries import ShellEntry
-from aistack_tui.tui.widgets.prompt_input import HISTORY_FILE, PromptHistory, PromptInput
+from aistack_tui.tui.widgets.prompt_input import PromptHistory, PromptInput
 from aistack_tui.tui.widgets.status_bar import StatusBar
 from aistack_tui.tui.widgets.todo_panel import TodoPanel
 from aistack_tui.tui.widgets.welcome import WelcomeHeader

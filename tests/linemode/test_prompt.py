@@ -13,8 +13,9 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from aistack_tui.linemode.prompt import HISTORY_FILE, JsonLinesHistory, make_prompt_session
+from aistack_tui.linemode.prompt import JsonLinesHistory, make_prompt_session
 from aistack_tui.linemode.terminal import LineIO
+from aistack_tui.session.history import HISTORY_FILE
 
 ESC = "\x1b"
 UP = "\x1b[A"

@@ -16,10 +16,10 @@ from prompt_toolkit.input import PipeInput, create_pipe_input
 from prompt_toolkit.output import DummyOutput
 from rich.console import Console
 
-from aistack_tui.linemode.prompt import HISTORY_FILE
 from aistack_tui.linemode.repl import run_line_mode
 from aistack_tui.linemode.terminal import LineIO
 from aistack_tui.session.config import make_run_config
+from aistack_tui.session.history import HISTORY_FILE
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 MODEL = "anthropic/claude-sonnet-4-5"

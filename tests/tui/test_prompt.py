@@ -9,9 +9,10 @@ import pytest
 from textual import events
 from textual.widgets import OptionList
 
+from aistack_tui.session.history import HISTORY_FILE
 from aistack_tui.tui.screens.history_search import HistorySearchScreen
 from aistack_tui.tui.widgets.entries import UserEntry
-from aistack_tui.tui.widgets.prompt_input import HISTORY_FILE, PromptInput
+from aistack_tui.tui.widgets.prompt_input import PromptInput
 from aistack_tui.tui.widgets.tool_card import FOCUS_MARK, ToolCard
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.tui.conftest import screen_text, wait_for, wait_for_screen

@@ -11,7 +11,6 @@ widget only reports what is being typed and accepts a chosen value.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -21,43 +20,24 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
 
-HISTORY_FILE = "prompt_history.jsonl"
-HISTORY_LIMIT = 500
+from aistack_tui.session.history import append_history, read_history
+
 PASTE_CHIP_LINES = 12
 PASTE_CHIP_CHARS = 1200
 
 
 class PromptHistory:
-    """Prompts sent before, oldest first; appended to a JSON-lines file as they are sent."""
+    """Prompts sent before, oldest first; appended to the shared history file as sent."""
 
     def __init__(self, path: Path | None) -> None:
         self.path = path
-        self.items: list[str] = []
-        if path is not None and path.is_file():
-            try:
-                lines = path.read_text(encoding="utf-8").splitlines()
-            except OSError:
-                lines = []
-            for line in lines[-HISTORY_LIMIT:]:
-                try:
-                    value = json.loads(line)
-                except ValueError:
-                    continue
-                if isinstance(value, str):
-                    self.items.append(value)
+        self.items: list[str] = read_history(path)
 
     def add(self, text: str) -> None:
         if not text.strip() or (self.items and self.items[-1] == text):
             return
         self.items.append(text)
-        if self.path is None:
-            return
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as f:
-                f.write(json.dumps(text) + "\n")
-        except OSError:
-            pass  # history is a convenience; a read-only home must not break the prompt
+        append_history(self.path, text)
 
 
 def normalize_newlines(text: str) -> str:
