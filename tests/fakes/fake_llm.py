@@ -41,6 +41,7 @@ from tests.fakes.fake_llm_types import (
     load_script,
     turn_from_json,
 )
+from tests.fakes.threaded_server import ThreadedServer, uvicorn_config
 
 __all__ = [
     "EXHAUSTED_MESSAGE",
@@ -57,13 +58,6 @@ __all__ = [
 FAKE_API_KEY = "fake-key"
 
 
-def _config(app: Any, port: int) -> uvicorn.Config:
-    # h11 explicitly: the "cut" fault depends on its close-on-unfinished-body behaviour.
-    return uvicorn.Config(app, host="127.0.0.1", port=port, http="h11", ws="none",
-                          lifespan="off", access_log=False, log_level="warning",
-                          timeout_graceful_shutdown=2)
-
-
 class FakeLLMServer:
     """A fake LLM server running uvicorn in a background thread with its own event loop,
     so it serves sync tests, async tests and subprocesses alike."""
@@ -75,9 +69,7 @@ class FakeLLMServer:
         self._script.add(turns or [])
         self._models = models
         self._app = FakeLLMApp(self._script, models)
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._sock: socket.socket | None = None
+        self._served = ThreadedServer(self._app.app, "fake-llm")
         self.port = 0
 
     # -------------------------------------------------------------- script
@@ -124,36 +116,18 @@ class FakeLLMServer:
     def start(self, port: int = 0) -> FakeLLMServer:
         """Bind 127.0.0.1 (a free port unless given) and serve in a daemon thread; returns
         once the server accepts connections."""
-        if self._thread is not None:
+        if self._served.running:
             raise RuntimeError("FakeLLMServer already started")
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind(("127.0.0.1", port))
-        self.port = self._sock.getsockname()[1]
-        self._server = uvicorn.Server(_config(self._app.app, self.port))
-        server, sock = self._server, self._sock
-        self._thread = threading.Thread(target=lambda: server.run(sockets=[sock]),
-                                        name=f"fake-llm-{self.port}", daemon=True)
-        self._thread.start()
-        while not server.started:
-            if not self._thread.is_alive():
-                raise RuntimeError("fake LLM server failed to start")
-            self._thread.join(0.01)
+        self.port = self._served.start(port)
         return self
 
     def stop(self) -> None:
         """Release hanging responses, shut uvicorn down and wait for its thread."""
         self._script.stopping.set()
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(10)
-        if self._sock is not None:
-            self._sock.close()
-        self._thread = self._server = self._sock = None
+        self._served.stop()
 
     def __enter__(self) -> FakeLLMServer:
-        return self.start() if self._thread is None else self
+        return self if self._served.running else self.start()
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
@@ -202,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fake_llm: cannot bind 127.0.0.1:{args.port}: {e.strerror}", file=sys.stderr)
         return 2
     port = sock.getsockname()[1]
-    server = uvicorn.Server(_config(app.app, port))
+    server = uvicorn.Server(uvicorn_config(app.app, port))
     with contextlib.ExitStack() as stack:
         if args.requests_log:
             script.requests_log = stack.enter_context(args.requests_log.open("a", encoding="utf-8"))

@@ -17,14 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
-import threading
 import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TypeVar
 
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -37,6 +34,7 @@ from tests.fakes.fake_telegram_state import (
     ChatMessage,
     FloodLimits,
 )
+from tests.fakes.threaded_server import ThreadedServer
 
 __all__ = ["ApiCall", "ChatMessage", "FakeTelegramServer", "FloodLimits"]
 
@@ -162,9 +160,7 @@ class FakeTelegramServer:
         self.token = token
         self.state = BotState(token, limits or FloodLimits())
         self._app = _BotApp(self.state)
-        self._server: uvicorn.Server | None = None
-        self._thread: threading.Thread | None = None
-        self._sock: socket.socket | None = None
+        self._served = ThreadedServer(self._app.app, "fake-telegram")
         self.port = 0
 
     # -------------------------------------------------------------- lifecycle
@@ -179,33 +175,12 @@ class FakeTelegramServer:
         return f"{self.url}/bot"
 
     def start(self) -> FakeTelegramServer:
-        self._sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        self._sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        self._sock.bind(("127.0.0.1", 0))
-        self.port = self._sock.getsockname()[1]
-        config = uvicorn.Config(self._app.app, host="127.0.0.1", port=self.port, http="h11",
-                                ws="none", lifespan="off", access_log=False,
-                                log_level="warning", timeout_graceful_shutdown=2)
-        self._server = server = uvicorn.Server(config)
-        sock = self._sock
-        self._thread = threading.Thread(target=lambda: server.run(sockets=[sock]),
-                                        name=f"fake-telegram-{self.port}", daemon=True)
-        self._thread.start()
-        while not server.started:
-            if not self._thread.is_alive():
-                raise RuntimeError("fake Telegram server failed to start")
-            self._thread.join(0.01)
+        self.port = self._served.start()
         return self
 
     def stop(self) -> None:
         self.state.stopping.set()
-        if self._server is not None:
-            self._server.should_exit = True
-        if self._thread is not None:
-            self._thread.join(10)
-        if self._sock is not None:
-            self._sock.close()
-        self._thread = self._server = self._sock = None
+        self._served.stop()
 
     def __enter__(self) -> FakeTelegramServer:
         return self.start()
