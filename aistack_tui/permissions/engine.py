@@ -338,7 +338,7 @@ class PermissionEngine:
             return Decision(
                 "deny", f"writing {self._shown(path)} is denied by {_by(rule)}", rule.text
             )
-        protected = protected_reason(path)
+        protected = protected_reason(path, self.home)
         if protected is not None:
             return Decision("ask", f"{self._shown(path)}: {protected}", warnings=(protected,))
         rule = self._path_rule(self._ask, tool, path)
@@ -588,7 +588,7 @@ class PermissionEngine:
                 except PathError:
                     reasons.append(f"{_show(part.argv)} writes a path that cannot be checked")
                     continue
-                why = protected_reason(path)
+                why = protected_reason(path, self.home)
                 if why is not None:
                     reasons.append(f"{_show(part.argv)} writes {self._shown(path)}: {why}")
         return reasons

@@ -83,6 +83,52 @@ SHELL_STARTUP_FILES: tuple[str, ...] = (
 )
 PROJECT_RUN_FILES: tuple[str, ...] = (".mcp.json", ".envrc")
 PROTECTED_FILES: frozenset[str] = frozenset(SHELL_STARTUP_FILES + PROJECT_RUN_FILES)
+# Configuration under the user's home that later runs code, steers a program the user runs,
+# or holds another program's credentials: git, ssh, the Python user site and `~/.local/bin`
+# (on PATH), user services, editors, package managers' indexes, other agents. Protected
+# whatever the project root is (also when the project *is* the home directory): writes ask
+# in every mode and the sandbox keeps them read-only.
+HOME_CONFIG_PATHS: tuple[str, ...] = (
+    ".gitconfig",
+    ".config/git",
+    ".ssh",
+    ".gnupg",
+    ".local/bin",
+    ".local/lib",
+    ".config/systemd",
+    ".config/autostart",
+    ".config/environment.d",
+    ".pam_environment",
+    ".config/fish",
+    ".vimrc",
+    ".config/nvim",
+    ".emacs",
+    ".emacs.d",
+    ".tmux.conf",
+    ".config/tmux",
+    ".config/pip",
+    ".pip",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/config",
+    ".cargo/config.toml",
+    ".cargo/bin",
+    ".docker",
+    ".kube",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".config/gh",
+    ".netrc",
+    ".git-credentials",
+    ".claude",
+    ".claude.json",
+    ".codex",
+    ".gemini",
+    ".aistack",
+    ".agents",
+    ".config/direnv",
+)
 
 # Device paths a redirect may target without that being a file write.
 HARMLESS_DEVICES: frozenset[str] = frozenset(
@@ -155,8 +201,24 @@ def secret_name_could_match(pattern: str) -> bool:
     return any(fnmatch.fnmatchcase(name, last) for name in samples)
 
 
-def protected_reason(path: Path) -> str | None:
-    """Why a write to `path` must always ask, or None."""
+def home_config_reason(path: Path, home: Path) -> str | None:
+    """Why `path` is the user's home configuration (HOME_CONFIG_PATHS), or None."""
+    if not is_within(path, home) or path == home:
+        return None
+    rel = path.relative_to(home).as_posix()
+    for entry in HOME_CONFIG_PATHS:
+        if rel == entry or rel.startswith(entry + "/"):
+            return f"~/{entry} is your home configuration; writing it always asks"
+    return None
+
+
+def protected_reason(path: Path, home: Path | None = None) -> str | None:
+    """Why a write to `path` must always ask, or None (`home`: also the user's home
+    configuration, whatever the project root is)."""
+    if home is not None:
+        why = home_config_reason(path, home)
+        if why is not None:
+            return why
     for part in path.parts[:-1]:
         if part in PROTECTED_DIRS:
             return f"writes inside {part}/ always ask"
