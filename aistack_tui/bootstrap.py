@@ -268,6 +268,7 @@ def attach_safety(session: LiveSession) -> None:
             freezes=engine.frozen_for_commands,
             rule_roots=engine.denied_roots,
             secret_files=[config.home / CREDENTIALS_FILE],
+            aistack_home=config.home,
         )
         if sandbox.confined:
             sandbox.exposure.prefetch()

@@ -196,7 +196,7 @@ class ToolRunner:
                     self.permissions.grant_session(decision.suggested_rule)
                     if answer.kind == "save":
                         self.permissions.save_rule(decision.suggested_rule)
-                grant = APPROVED_GRANT
+                grant = decision.grant.approved() if decision.grant else APPROVED_GRANT
                 emit(PermissionDecided(call.id, call.name, "allow", f"approved ({answer.kind})"))
             # This call runs in its own task, so the grant reaches only its own tool run.
             current_grant.set(grant)

@@ -445,8 +445,12 @@ class PermissionEngine:
             suggested: str | None = None,
             warnings: Sequence[str] = (),
         ) -> Decision:
-            return Decision(behavior, reason, rule, suggested, tuple(warnings), shown)
+            # An ask carries what a yes would grant, so the runner knows whether it runs git.
+            grant = ExecGrant("write", True, runs_git) if behavior == "ask" else None
+            return Decision(behavior, reason, rule, suggested, tuple(warnings), shown, grant)
 
+        runs_git = any(part.argv and os.path.basename(part.argv[0]) == "git"
+                       for part in analysis.parts)
         denied = self._bash_denied(analysis)
         if denied is not None:
             return decision("deny", denied[0], denied[1])
@@ -515,7 +519,7 @@ class PermissionEngine:
             return decision("ask", first[2] + extra, suggested=suggested, warnings=warnings)
         if warnings:
             return decision("ask", f"dangerous command: {warnings[0]}", warnings=warnings)
-        grant = ExecGrant("write", network) if writes or network else READ_ONLY_GRANT
+        grant = ExecGrant("write", network, runs_git) if writes or network else READ_ONLY_GRANT
         return Decision(
             "allow",
             "; ".join(dict.fromkeys(approvals)) or "allowed",

@@ -68,6 +68,15 @@ class ExecGrant:
 
     tier: ExecTier
     network: bool
+    git: bool = False
+    """The command runs git itself: on the write tier git's objects, refs and index are
+    writable for it (never its config, hooks, info/, commondir or worktree and submodule
+    admin files); every other command finds the repository's metadata read-only."""
+
+    def approved(self) -> ExecGrant:
+        """What the same command gets once the user says yes: the write tier and the
+        network, and git's metadata only for a command that runs git."""
+        return ExecGrant("write", network=True, git=self.git)
 
 
 READ_ONLY_GRANT = ExecGrant("read", network=False)

@@ -18,12 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from aistack_tui.permissions.types import ExecGrant
-from aistack_tui.sandbox.policy import (
-    ExecPolicy,
-    ExposurePolicy,
-    SandboxPolicyError,
-    created_protected,
-)
+from aistack_tui.sandbox.policy import ExecPolicy, ExposurePolicy, SandboxPolicyError
 from aistack_tui.tools.process import Captured, kill_group, read_stream
 
 OUTPUT_BUDGET = 64 * 1024
@@ -77,13 +72,23 @@ class Sandbox(ABC):
         except SandboxPolicyError as e:
             raise SandboxError(str(e)) from e
 
-    def after_command(self, policy: ExecPolicy) -> list[Path]:
-        """Remove protected paths a command created under `policy`; returns those removed.
-        Then the walk starts again in the background, to see what the command created."""
-        removed = [] if policy.tier == "read" else created_protected(policy)
+    def after_command(self, policy: ExecPolicy) -> list[str]:
+        """After a command that could write, walk again in the background: the next
+        command's masks must see what it created, and a repository it created that would
+        run a program is made harmless (policy.quarantine_new_git). Returns notes for the
+        model about what earlier commands left and aistack moved away."""
+        if self.exposure is None or policy.tier == "read":
+            return []
+        notes = list(self.exposure.quarantined)
+        self.exposure.quarantined.clear()
+        self.exposure.prefetch()
+        return notes
+
+    def close(self) -> None:
+        """Finish the walk under way, so a repository the last command created is checked
+        before aistack exits and the user's next `git status` runs."""
         if self.exposure is not None:
-            self.exposure.prefetch()
-        return removed
+            self.exposure.settle()
 
     def validate_path(self, path: str | Path, base: Path | None = None) -> Path:
         """The resolved path if it lies inside one of the roots (any path when no roots).

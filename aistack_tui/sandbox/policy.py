@@ -1,22 +1,38 @@
 """What one sandboxed command may touch: its tier, its network, and the paths it must not.
 
 The permission engine decides a command may run and with which `ExecGrant`; this module
-turns that grant into the concrete lists the sandbox binds:
+turns that grant into the concrete lists the sandbox binds. The rule behind every list:
+whatever a confined command can write is untrusted input to everything that later runs
+outside the sandbox (git, the user's shell, the next session), so what later runs code is
+kept out of its reach by the kernel, not judged afterwards.
 
-- `hidden`: paths masked for the command (an empty file or directory bound over them):
-  every path a Read deny rule covers, and on the read-only tier the secrets files no allow
-  rule names. Found by walking the directories the rules and secrets can live in.
+- `hidden`: paths masked for the command (access denied): every path a Read deny rule
+  covers, and on the read-only tier the secrets files no allow rule names. Found by
+  walking the directories the rules and secrets can live in; a walk that cannot finish
+  refuses the command instead of running it with masks missing.
 - `frozen`: paths that stay read-only although the command may write around them: the
-  protected paths (`.git/config`, `.git/hooks`, `.aistack/`, `.claude/`, `.agents/`,
-  `.mcp.json`, `.envrc`, shell start-up files) and every path an Edit deny rule covers.
-- `absent_protected`: protected paths that do not exist yet. A bind needs something to
-  bind over, so these cannot be frozen; the Bash tool removes any of them a command
-  creates and tells the model (see `created_protected`).
+  protected paths (`.aistack/`, `.claude/`, `.agents/`, `.mcp.json`, `.envrc`), the
+  user's home configuration and shell start-up files wherever home is writable, aistack's
+  own home, every path an Edit deny rule covers, and git's metadata: a repository's whole
+  `.git` for a command that does not run git; for one that does, its config, hooks,
+  info/, commondir and the admin files of submodules and linked worktrees.
+- `placeholders`: protected paths that do not exist yet. An empty read-only directory (or
+  file, for a home configuration file git or a shell reads) is mounted there for the
+  command's life, so it cannot create them; the sandbox removes the empty mount point
+  afterwards.
+- `pinned`: directories bound onto themselves: a mount point cannot be renamed or
+  replaced, so no command can move a protected or denied path's parent away and write a
+  new one in its place (`mv .git x`, `mv private p2 && mkdir private`).
+- `sockets`: the host's Unix sockets outside the temp and runtime directories (which the
+  sandbox replaces whole), read from /proc/net/unix: masked, since a read-only bind does
+  not stop `connect()`.
 
 The walk is the only costly part (tens of milliseconds for thousands of files), so it runs
 on a background thread when the session starts and after every command, while the model
 thinks; a command waits only for a walk still under way, and walks itself only when the
-last result is older than `SCAN_TTL_SECONDS`.
+last result is older than `SCAN_TTL_SECONDS`. The walk after a command also looks for git
+repositories that appeared during the session: one whose configuration or hooks would run
+a program is renamed out of git's way (see `quarantine_new_git`).
 """
 
 from __future__ import annotations
@@ -24,14 +40,16 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import os
-import shutil
+import stat
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from aistack_tui.permissions.paths import (
+    HOME_CONFIG_PATHS,
     PROJECT_RUN_FILES,
     PROTECTED_DIRS,
     SHELL_STARTUP_FILES,
@@ -40,34 +58,46 @@ from aistack_tui.permissions.paths import (
 from aistack_tui.permissions.types import ExecGrant, ExecTier
 
 SCAN_TTL_SECONDS = 10.0
-MAX_SCANNED_ENTRIES = 50_000
-"""A walk stops here (a home directory can hold millions of files); what it found stays."""
+MAX_SCANNED_ENTRIES = 200_000
+"""A walk that reaches this many entries stops, and commands are refused until the tree
+is smaller or the deny rules narrower: masks that might be missing are not masks."""
 MAX_MASKS = 400
 """bwrap gets one mount per mask; past this the command is refused rather than slowed."""
 
-# Directories never walked for secrets: huge, generated, and full of harmless `*.pem`
-# (certifi's cacert.pem). A deny rule that names something inside one is still honoured:
-# its own root is walked.
+# Directories not walked for secrets files: huge, generated, and full of harmless `*.pem`
+# (certifi's cacert.pem). Below a directory a deny rule names they are walked all the same.
 _SKIP_DIRS = frozenset(
     {".git", "node_modules", ".venv", "venv", "__pycache__", ".tox", ".nox", ".mypy_cache",
      ".pytest_cache", ".ruff_cache", "site-packages", ".cache", "target"}
 )
 
 # Inside every writable root: what steers the tools or runs on its own (the engine's
-# protected paths; of `.git/` only its config and hooks, since commits must still work).
-PROTECTED_IN_ROOT: tuple[str, ...] = (
-    ".git/config",
-    ".git/hooks",
-    *sorted(PROTECTED_DIRS - {".git"}),
-    *PROJECT_RUN_FILES,
+# protected paths); `.git` is handled on its own (see `_git_paths`).
+PROTECTED_IN_ROOT: tuple[str, ...] = (*sorted(PROTECTED_DIRS - {".git"}), *PROJECT_RUN_FILES)
+# In the home directory: start-up files and configuration, frozen wherever home is
+# writable (the project is home, or home is an additional directory), and credentials
+# (hidden on the read-only tier).
+HOME_PROTECTED: tuple[str, ...] = (*SHELL_STARTUP_FILES, *HOME_CONFIG_PATHS)
+# Of those, the ones programs read as files: an absent one gets an empty file placeholder
+# (git refuses to start when ~/.gitconfig is a directory), the rest an empty directory.
+HOME_FILE_NAMES: frozenset[str] = frozenset(
+    {*SHELL_STARTUP_FILES, ".gitconfig", ".pam_environment", ".vimrc", ".emacs",
+     ".tmux.conf", ".npmrc", ".pypirc", ".cargo/config", ".cargo/config.toml",
+     ".claude.json", ".netrc", ".git-credentials"}
 )
-# In the home directory: shell start-up files (frozen where home is writable) and
-# credentials (hidden on the read-only tier).
-HOME_STARTUP: tuple[str, ...] = (*SHELL_STARTUP_FILES, ".config/fish")
 HOME_SECRETS: tuple[str, ...] = (
     ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
     ".npmrc", ".pypirc", ".config/gh", ".config/gcloud", ".azure", ".aistack/credentials.json",
 )
+# Inside a git directory, what makes git run a program or read another repository's: kept
+# read-only even for a command that runs git (absent ones get a placeholder).
+GIT_ADMIN: tuple[str, ...] = ("config", "config.worktree", "hooks", "info", "commondir")
+GIT_ADMIN_ABSENT: tuple[str, ...] = ("hooks", "info", "commondir", "config.worktree")
+GIT_ADMIN_FILES: frozenset[str] = frozenset({"commondir", "config.worktree"})
+GIT_WORKTREE_ADMIN: tuple[str, ...] = ("commondir", "gitdir", "config.worktree")
+# Directories whose sockets need no mask of their own: the sandbox replaces them whole.
+_REPLACED_DIRS: tuple[Path, ...] = (Path("/tmp"), Path("/var/tmp"), Path("/run"),
+                                    Path("/var/run"), Path("/dev"), Path("/proc"))
 
 
 class SandboxPolicyError(Exception):
@@ -76,13 +106,18 @@ class SandboxPolicyError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class ExecPolicy:
-    """Everything the sandbox needs to confine one command."""
+    """Everything the sandbox needs to confine one command (see the module docstring)."""
 
     tier: ExecTier
     network: bool
+    git: bool = False
     hidden: tuple[Path, ...] = ()
     frozen: tuple[Path, ...] = ()
-    absent_protected: tuple[Path, ...] = ()
+    placeholders: tuple[Path, ...] = ()
+    pinned: tuple[Path, ...] = ()
+    sockets: tuple[Path, ...] = ()
+    placeholder_files: frozenset[Path] = frozenset()
+    """Placeholders mounted as an empty file rather than an empty directory."""
 
 
 HidePredicate = Callable[[Path, ExecTier], bool]
@@ -95,13 +130,17 @@ class _Scan:
     hidden_read: list[Path]
     hidden_write: list[Path]
     frozen: list[Path]
+    git_entries: list[Path] = field(default_factory=list[Path])
+    sockets: list[Path] = field(default_factory=list[Path])
+    incomplete: bool = False
 
 
 class ExposurePolicy:
     """Builds an `ExecPolicy` for a grant from the engine's rules and the file system.
 
     `hides(path, tier)` and `freezes(path)` are the engine's predicates; `rule_roots()`
-    lists where deny rules can match. `roots` are the project and additional directories.
+    lists where deny rules can match. `roots` are the project and additional directories
+    (everything a write-tier command may write); `aistack_home` is never writable.
     """
 
     def __init__(
@@ -113,9 +152,11 @@ class ExposurePolicy:
         freezes: FreezePredicate,
         rule_roots: Callable[[], Iterable[Path]] = list,
         secret_files: Sequence[Path] = (),
+        aistack_home: Path | None = None,
     ) -> None:
         self.roots = [Path(os.path.realpath(r)) for r in roots]
         self.home = Path(os.path.realpath(home))
+        self.aistack_home = Path(os.path.realpath(aistack_home)) if aistack_home else None
         self._hides = hides
         self._freezes = freezes
         self._rule_roots = rule_roots
@@ -123,22 +164,58 @@ class ExposurePolicy:
         self._scan: _Scan | None = None
         self._pending: concurrent.futures.Future[_Scan] | None = None
         self._lock = threading.Lock()
+        self._known_git: set[Path] | None = None
+        self.quarantined: list[str] = []
+        """A note for the model per new repository made harmless, until reported."""
 
     def policy(self, grant: ExecGrant, *, keep_visible: Sequence[Path] = ()) -> ExecPolicy:
-        """The policy for one command; `keep_visible` (its cwd) is never masked whole."""
+        """The policy for one command. `keep_visible` (its cwd) must not lie inside a
+        masked path: such a command is refused, since unmasking would show it all."""
         scan = self._fresh_scan()
-        visible = [Path(os.path.realpath(p)) for p in keep_visible]
-        hidden = scan.hidden_read if grant.tier == "read" else scan.hidden_write
-        hidden = _outermost(p for p in hidden if not any(is_within(v, p) for v in visible))
-        frozen = [p for p in scan.frozen if not any(is_within(p, h) for h in hidden)]
-        if len(hidden) + len(frozen) > MAX_MASKS:
+        if scan.incomplete:
             raise SandboxPolicyError(
-                f"{len(hidden) + len(frozen)} paths would need masking (limit {MAX_MASKS});"
+                f"the project holds more than {MAX_SCANNED_ENTRIES} files and directories "
+                "to look through for denied and secrets files, so the masks cannot be "
+                "trusted; run aistack in a smaller directory or narrow the deny rules"
+            )
+        hidden = _outermost(scan.hidden_read if grant.tier == "read" else scan.hidden_write)
+        for cwd in keep_visible:
+            cwd = Path(os.path.realpath(cwd))
+            inside = next((h for h in hidden if is_within(cwd, h)), None)
+            if inside is not None:
+                raise SandboxPolicyError(
+                    f"the working directory {cwd} is inside {inside}, which is masked for "
+                    "commands; cd to a directory outside it first"
+                )
+        if grant.tier == "read":
+            # Everything is read-only already: only the masks and the sockets matter.
+            sockets = [p for p in scan.sockets if not any(is_within(p, h) for h in hidden)]
+            return ExecPolicy("read", grant.network, False, tuple(hidden), (), (), (),
+                              tuple(sockets))
+        frozen = [*scan.frozen, *self._home_frozen(), *self._own_home()]
+        placeholders, as_files = self._placeholders(frozen)
+        git_frozen, git_pinned, git_absent = _git_paths(scan.git_entries, grant.git)
+        frozen += git_frozen
+        placeholders += [p for p in git_absent if p not in placeholders]
+        as_files += [p for p in git_absent if p.name in GIT_ADMIN_FILES]
+        frozen = [
+            p for p in dict.fromkeys(frozen)
+            if self._writable(p) and not any(is_within(p, h) for h in hidden)
+        ]
+        placeholders = [p for p in placeholders if not any(is_within(p, h) for h in hidden)]
+        pinned = self._ancestors([*hidden, *frozen, *placeholders]) + git_pinned
+        pinned = [p for p in dict.fromkeys(pinned) if p not in frozen]
+        sockets = [p for p in scan.sockets
+                   if not any(is_within(p, h) for h in [*hidden, *frozen])]
+        count = len(hidden) + len(frozen) + len(placeholders) + len(pinned) + len(sockets)
+        if count > MAX_MASKS:
+            raise SandboxPolicyError(
+                f"{count} paths would need masking (limit {MAX_MASKS});"
                 " narrow the deny rules to directories"
             )
-        absent = [] if grant.tier == "read" else self._absent_protected()
         return ExecPolicy(
-            grant.tier, grant.network, tuple(hidden), tuple(frozen), tuple(absent)
+            "write", grant.network, grant.git, tuple(hidden), tuple(frozen),
+            tuple(placeholders), tuple(pinned), tuple(sockets), frozenset(as_files),
         )
 
     def prefetch(self) -> None:
@@ -170,6 +247,60 @@ class ExposurePolicy:
             with contextlib.suppress(Exception):
                 pending.result()
 
+    # --- what to freeze -------------------------------------------------------------------
+
+    def _writable(self, path: Path) -> bool:
+        return any(is_within(path, r) for r in self.roots)
+
+    def _home_frozen(self) -> list[Path]:
+        """The user's home configuration that a writable root reaches (project = home)."""
+        out: list[Path] = []
+        for rel in HOME_PROTECTED:
+            path = self.home / rel
+            if self._writable(path) and (path.exists() or path.is_symlink()):
+                out.append(path)
+        return out
+
+    def _own_home(self) -> list[Path]:
+        home = self.aistack_home
+        return [home] if home is not None and home.exists() and self._writable(home) else []
+
+    def _placeholders(self, frozen: Sequence[Path]) -> tuple[list[Path], list[Path]]:
+        """Absent protected paths whose parent a command could create them in."""
+        wanted: list[tuple[Path, bool]] = []
+        for root in self.roots:
+            wanted += [(root / rel, False) for rel in PROTECTED_IN_ROOT]
+            if not os.path.lexists(root / ".git"):
+                wanted.append((root / ".git", False))
+        for rel in HOME_PROTECTED:
+            wanted.append((self.home / rel, rel in HOME_FILE_NAMES))
+        if self.aistack_home is not None:
+            wanted.append((self.aistack_home, False))
+        out: list[Path] = []
+        files: list[Path] = []
+        for path, as_file in wanted:
+            if os.path.lexists(path) or not path.parent.is_dir():
+                continue
+            if not self._writable(path.parent) or any(is_within(path, f) for f in frozen):
+                continue
+            out.append(path)
+            if as_file:
+                files.append(path)
+        return out, files
+
+    def _ancestors(self, paths: Iterable[Path]) -> list[Path]:
+        """Directories between a writable root and each path (exclusive), to pin."""
+        out: list[Path] = []
+        for path in paths:
+            root = next((r for r in self.roots if is_within(path, r) and path != r), None)
+            if root is None:
+                continue
+            parent = path.parent
+            while parent != root and is_within(parent, root):
+                out.append(parent)
+                parent = parent.parent
+        return out
+
     # --- the walk -------------------------------------------------------------------------
 
     def _fresh_scan(self) -> _Scan:
@@ -186,9 +317,7 @@ class ExposurePolicy:
         return self._scan
 
     def _walk(self, now: float) -> _Scan:
-        hidden_read: list[Path] = []
-        hidden_write: list[Path] = []
-        frozen: list[Path] = []
+        scan = _Scan(now, [], [], [])
         seen: set[Path] = set()
         budget = [MAX_SCANNED_ENTRIES]
 
@@ -201,40 +330,47 @@ class ExposurePolicy:
             write_hidden = self._hides(probe, "write")
             read_hidden = write_hidden or self._hides(probe, "read")
             if write_hidden:
-                hidden_write.append(path)
+                scan.hidden_write.append(path)
             if read_hidden:
-                hidden_read.append(path)
+                scan.hidden_read.append(path)
             elif self._freezes(probe):
-                frozen.append(path)
+                scan.frozen.append(path)
             return read_hidden and (not is_dir or write_hidden)
 
-        starts = [*self.roots, *self._rule_roots()]
-        for start in dict.fromkeys(Path(os.path.realpath(s)) for s in starts):
-            if start.is_dir() and not any(is_within(r, start) and r != start for r in self.roots):
-                self._walk_dir(start, consider, budget)
-            elif start.exists() and not start.is_dir():
+        # Where deny rules can match first, walked whole (skipped directories included),
+        # then the roots for secrets files and repositories.
+        deny_starts = [Path(os.path.realpath(s)) for s in self._rule_roots()]
+        for start in dict.fromkeys(deny_starts):
+            if start.is_dir():
+                self._walk_dir(start, consider, budget, scan, skip=frozenset())
+            elif start.exists():
                 consider(start, False)
+        for start in self.roots:
+            if start.is_dir():
+                self._walk_dir(start, consider, budget, scan, skip=_SKIP_DIRS)
+        scan.incomplete = budget[0] <= 0
         for path in self._home_paths(HOME_SECRETS) + self._secret_files:
             if path.exists() and path not in seen:
                 seen.add(path)
-                hidden_read.append(path)
-        for root in self.roots:
-            for rel in PROTECTED_IN_ROOT:
-                path = root / rel
-                if path.exists() and path not in frozen:
-                    frozen.append(path)
-        for path in self._home_paths(HOME_STARTUP):
-            if path.exists() and path not in frozen:
-                frozen.append(path)
-        frozen = [p for p in frozen if not any(is_within(p, h) for h in hidden_write)]
-        return _Scan(now, hidden_read, hidden_write, frozen)
+                scan.hidden_read.append(path)
+        scan.frozen = [p for p in scan.frozen
+                       if not any(is_within(p, h) for h in scan.hidden_write)]
+        scan.sockets = host_sockets(self.roots)
+        self._note_git(scan.git_entries)
+        return scan
 
     def _walk_dir(
-        self, start: Path, consider: Callable[[Path, bool], bool], budget: list[int]
+        self,
+        start: Path,
+        consider: Callable[[Path, bool], bool],
+        budget: list[int],
+        scan: _Scan,
+        *,
+        skip: frozenset[str],
     ) -> None:
-        stack = [start]
-        while stack and budget[0] > 0:
-            current = stack.pop()
+        queue = [start]  # breadth first: what lies near the top is found first
+        while queue and budget[0] > 0:
+            current = queue.pop(0)
             try:
                 entries = list(os.scandir(current))
             except OSError:
@@ -246,45 +382,217 @@ class ExposurePolicy:
                     is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
                     continue
+                if entry.name == ".git" and path not in scan.git_entries:
+                    scan.git_entries.append(path)
                 if entry.is_symlink():
                     # A symlink is judged by where it points; the sandbox masks the target.
                     target = Path(os.path.realpath(path))
                     if target.exists():
                         consider(target, target.is_dir())
                     continue
-                if not consider(path, is_dir) and is_dir and entry.name not in _SKIP_DIRS:
-                    stack.append(path)
+                if not consider(path, is_dir) and is_dir and entry.name not in skip:
+                    queue.append(path)
 
     def _home_paths(self, names: Sequence[str]) -> list[Path]:
         return [Path(os.path.realpath(self.home / n)) for n in names]
 
-    def _absent_protected(self) -> list[Path]:
-        out: list[Path] = []
-        for root in self.roots:
-            for rel in PROTECTED_IN_ROOT:
-                path = root / rel
-                if not path.exists() and not path.is_symlink() and path.parent.is_dir():
-                    out.append(path)
-        return out
+    # --- repositories a command created ----------------------------------------------------
+
+    def _note_git(self, entries: list[Path]) -> None:
+        """The first walk learns the user's repositories; later walks check new ones."""
+        with self._lock:
+            if self._known_git is None:
+                self._known_git = set(entries)
+                return
+            new = [e for e in entries if e not in self._known_git]
+        for entry in new:
+            why = _quietly(git_dir_runs_program, entry)
+            moved = quarantine_new_git(entry) if why is not None else None
+            with self._lock:
+                if moved is not None:
+                    self.quarantined.append(
+                        f"(A command created the git repository metadata {entry}, whose "
+                        f"{why} would run a program the next time anyone runs git there, "
+                        f"outside any sandbox; aistack moved it to {moved.name}.)"
+                    )
+                else:
+                    self._known_git.add(entry)
 
 
-def created_protected(policy: ExecPolicy) -> list[Path]:
-    """Remove the protected paths a command created although they did not exist before.
+# Configuration keys with which git runs a program (matched on the lower-cased key: its
+# first and last components, any subsection between).
+_RUNS_PROGRAM = frozenset({
+    "core.fsmonitor", "core.hookspath", "core.pager", "core.editor", "core.sshcommand",
+    "core.askpass", "core.gitproxy", "core.alternaterefscommand", "sequence.editor",
+    "diff.external", "diff.command", "diff.textconv", "merge.driver", "filter.clean",
+    "filter.smudge", "filter.process", "credential.helper", "gpg.program",
+    "uploadpack.packobjectshook", "interactive.difffilter", "web.browser", "browser.cmd",
+    "remote.uploadpack", "remote.receivepack", "include.path", "includeif.path",
+    "pager.*", "alias.*", "man.cmd", "difftool.cmd", "mergetool.cmd",
+})
 
-    The kernel could not freeze them (there was nothing to bind over), so this is the
-    wall for them: the next run would have executed what the command wrote there.
+
+def config_runs_program(config: Path) -> str | None:
+    """The first key of a git config file that would make git run a program, or None.
+
+    Read by git itself (`--no-includes`: reading runs nothing), so a file git cannot parse
+    counts as dangerous too: git would refuse it or read it differently from us.
     """
-    removed: list[Path] = []
-    for path in policy.absent_protected:
-        if not (path.exists() or path.is_symlink()):
+    try:
+        out = subprocess.run(
+            ["git", "config", "--file", str(config), "--no-includes", "--list", "--null"],
+            capture_output=True, timeout=10, check=False,
+            env={"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1",
+                 "GIT_CONFIG_GLOBAL": os.devnull, "HOME": os.devnull},
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return "an unreadable configuration"
+    if out.returncode != 0:
+        return "a configuration git cannot parse"
+    for item in out.stdout.split(b"\0"):
+        key = item.split(b"\n", 1)[0].decode(errors="replace").lower()
+        if not key:
+            continue
+        parts = key.split(".")
+        short = f"{parts[0]}.{parts[-1]}"
+        if short in _RUNS_PROGRAM or f"{parts[0]}.*" in _RUNS_PROGRAM:
+            if parts[0] == "alias" and not item.split(b"\n", 1)[-1].startswith(b"!"):
+                continue  # an alias to another git command runs nothing
+            return key
+    return None
+
+
+def git_dir_runs_program(git_dir: Path) -> str | None:
+    """Why a repository's metadata would run a program (hooks, config, indirections)."""
+    if git_dir.is_file() or git_dir.is_symlink():
+        return "a .git file or link pointing at another directory"
+    if (git_dir / "commondir").exists():
+        return "a commondir pointing at another repository"
+    hooks = git_dir / "hooks"
+    with contextlib.suppress(OSError):
+        for hook in hooks.iterdir():
+            if not hook.name.endswith(".sample"):
+                return f"a hook ({hook.name})"
+    for config in [git_dir / "config", git_dir / "config.worktree"]:
+        if config.exists():
+            why = config_runs_program(config)
+            if why is not None:
+                return f"{config.name} sets {why}"
+    return None
+
+
+def _quietly(check: Callable[[Path], str | None], path: Path) -> str | None:
+    try:
+        return check(path)
+    except OSError:
+        return None
+
+
+def quarantine_new_git(entry: Path) -> Path | None:
+    """Move a repository's metadata out of git's way (`git init` plus a `core.fsmonitor`,
+    or a `.git` file pointing at such a directory, which the user's next `git status`
+    there would run outside any sandbox). Returns where it went, None if it could not."""
+    target = entry.with_name(f".git.quarantined-by-aistack-{int(time.time())}")
+    try:
+        entry.rename(target)
+    except OSError:
+        return None
+    return target
+
+
+def _git_paths(entries: Sequence[Path], git: bool) -> tuple[list[Path], list[Path], list[Path]]:
+    """(frozen, pinned, placeholders) for the repositories' metadata.
+
+    Without git the whole `.git` (directory or file) is read-only. With git the directory
+    is pinned (it cannot be renamed or replaced) and writable, but not what runs programs
+    or points elsewhere: GIT_ADMIN, and in submodules' and worktrees' admin directories
+    the same files.
+    """
+    frozen: list[Path] = []
+    pinned: list[Path] = []
+    absent: list[Path] = []
+    for entry in entries:
+        if not entry.is_dir() or entry.is_symlink():
+            frozen.append(entry)
+            continue
+        if not git:
+            frozen.append(entry)
+            continue
+        pinned.append(entry)
+        for admin in [entry, *_nested_git_dirs(entry)]:
+            for name in GIT_ADMIN:
+                if os.path.lexists(admin / name):
+                    frozen.append(admin / name)
+            for name in GIT_ADMIN_ABSENT:
+                if not os.path.lexists(admin / name):
+                    absent.append(admin / name)
+        worktrees = entry / "worktrees"
+        with contextlib.suppress(OSError):
+            for tree in worktrees.iterdir():
+                for name in GIT_WORKTREE_ADMIN:
+                    if os.path.lexists(tree / name):
+                        frozen.append(tree / name)
+    return frozen, pinned, absent
+
+
+def _nested_git_dirs(git_dir: Path) -> list[Path]:
+    """Submodules' git directories (`modules/<name>`, nested any depth)."""
+    out: list[Path] = []
+    stack = [git_dir / "modules"]
+    while stack and len(out) < 100:
+        current = stack.pop()
+        try:
+            children = [c for c in current.iterdir() if c.is_dir() and not c.is_symlink()]
+        except OSError:
+            continue
+        for child in children:
+            if (child / "HEAD").exists():
+                out.append(child)
+                stack.append(child / "modules")
+            else:
+                stack.append(child)
+    return out
+
+
+def host_sockets(roots: Sequence[Path] = ()) -> list[Path]:
+    """The host's bound Unix sockets outside the directories the sandbox replaces whole
+    (/tmp, /run, ...) or inside a root bound back into them (a project under /tmp), from
+    /proc/net/unix: each needs a mask of its own."""
+    try:
+        lines = Path("/proc/net/unix").read_text(errors="replace").splitlines()[1:]
+    except OSError:
+        return []
+    out: list[Path] = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 8 or not fields[7].startswith("/"):
+            continue
+        path = Path(fields[7])
+        replaced = any(is_within(path, d) for d in _REPLACED_DIRS)
+        if (replaced and not any(is_within(path, r) for r in roots)) or path in out:
             continue
         with contextlib.suppress(OSError):
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
+            if stat.S_ISSOCK(path.lstat().st_mode):
+                out.append(path)
+    return out
+
+
+def release_placeholders(policy: ExecPolicy, still_used: Callable[[Path], bool]) -> None:
+    """Remove the empty mount points bwrap left for `policy`'s placeholders.
+
+    Only an empty directory, or an empty regular file for a file placeholder, is removed:
+    nothing else can be there, since the path was absent and the command saw it mounted.
+    `still_used` says whether another running command still has it mounted.
+    """
+    for path in policy.placeholders:
+        if still_used(path):
+            continue
+        with contextlib.suppress(OSError):
+            st = path.lstat()
+            if stat.S_ISDIR(st.st_mode):
+                path.rmdir()
+            elif stat.S_ISREG(st.st_mode) and st.st_size == 0 and path in policy.placeholder_files:
                 path.unlink()
-            removed.append(path)
-    return removed
 
 
 def _outermost(paths: Iterable[Path]) -> list[Path]:

@@ -665,3 +665,7 @@ class LiveSession:
                 await self.router.aclose()
             await self.agent.provider.aclose()
             await self.store.close()
+            sandbox = self.tool_context.services.get("sandbox")
+            close_sandbox = getattr(sandbox, "close", None)
+            if close_sandbox is not None:
+                await asyncio.to_thread(close_sandbox)

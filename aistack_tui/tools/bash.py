@@ -277,7 +277,7 @@ class _Confinement:
     The sandbox is looked up by duck type so the tools layer does not import
     `aistack_tui.sandbox`. The call's grant (`current_grant`) picks the tier: read-only
     with masks, or the project and additional directories writable except protected
-    paths. Protected paths a command creates where none existed are removed afterwards.
+    paths; absent protected paths cannot be created (the sandbox mounts a placeholder).
     """
 
     def __init__(self, ctx: ToolContext, cwd: Path) -> None:
@@ -316,17 +316,12 @@ class _Confinement:
         return env
 
     def finish(self) -> list[str]:
-        """Notes for the model: protected paths the command created and that were removed."""
+        """Notes for the model: what earlier commands left that the sandbox moved away."""
         after_command = getattr(self.sandbox, "after_command", None)
         if self.policy is None or after_command is None:
             return []
-        removed: list[Path] = after_command(self.policy)
-        return [
-            f"(The command created {path}, a protected path that configures or runs code "
-            "in later sessions; it was removed. Use the Write tool so the user can approve "
-            "it.)"
-            for path in removed
-        ]
+        notes: list[str] = after_command(self.policy)
+        return notes
 
 
 def _final_cwd(pwd_file: str) -> Path | None:

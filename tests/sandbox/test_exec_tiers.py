@@ -86,11 +86,14 @@ async def test_read_only_tier_cannot_write_anywhere(ctx: ToolContext, project: P
     assert (project / ".git" / "config").read_text() == "[core]\n"
 
 
-async def test_read_only_tier_has_a_private_tmp(ctx: ToolContext, tmp_path: Path) -> None:
+async def test_the_session_has_its_own_tmp_in_both_tiers(ctx: ToolContext, tmp_path: Path) -> None:
     marker = Path("/tmp") / f"aistack-private-tmp-{tmp_path.name}"
-    out = await _run(ctx, f"echo x > {marker} && cat {marker}", READ_ONLY_GRANT)
-    assert out.strip() == "x"  # scratch space works inside...
-    assert not marker.exists()  # ...and is gone outside
+    wrote = await _run(ctx, f"echo built > {marker} && cat {marker}", APPROVED_GRANT)
+    assert wrote.strip() == "built"  # scratch space works inside...
+    assert not marker.exists()  # ...and is not the host's
+    read = await _run(ctx, f"cat {marker}; echo x > {marker}.2", READ_ONLY_GRANT)
+    assert "built" in read  # kept between the session's commands
+    assert "Read-only file system" in read  # the read tier cannot write it
 
 
 async def test_read_only_tier_masks_denied_paths_and_secrets(ctx: ToolContext) -> None:
@@ -128,18 +131,19 @@ async def test_approved_tier_writes_the_project_but_not_protected_paths(
     assert "TOP-SECRET-NOTE" not in blocked  # a deny rule holds for every command
 
 
-async def test_protected_paths_a_command_creates_are_removed(
+async def test_absent_protected_paths_cannot_be_created(
     ctx: ToolContext, project: Path
 ) -> None:
     out = await _run(
         ctx,
-        "echo '{\"mcpServers\":{}}' > .mcp.json; mkdir -p .claude/commands .agents/skills",
+        "echo '{\"mcpServers\":{}}' > .mcp.json; mkdir -p .claude/commands .agents/skills; "
+        "echo 'export X=1' > .envrc; ls -d .mcp.json",
         APPROVED_GRANT,
     )
-    for name in (".mcp.json", ".claude", ".agents"):
-        assert not (project / name).exists()
-        assert f"{project / name}" in out
-    assert "protected path" in out
+    assert "Is a directory" in out and "Read-only file system" in out
+    for name in (".mcp.json", ".claude", ".agents", ".envrc"):
+        assert not (project / name).exists(), name  # the placeholder is gone afterwards
+    assert ".mcp.json" in out  # it was there, read-only, while the command ran
 
 
 async def test_network_only_when_the_grant_allows_it(ctx: ToolContext, listener: int) -> None:
