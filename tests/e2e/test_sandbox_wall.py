@@ -9,6 +9,7 @@ the directory it will really run in.
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -80,3 +81,42 @@ def test_cd_carries_over_and_the_next_command_is_judged_from_there(
     ]
     assert not (git_repo / "config").exists()
     assert (git_repo / ".git" / "config").read_text() == git_config
+
+
+@needs_bwrap
+@pytest.mark.parametrize("sandbox", ["auto", "off"])
+def test_in_bypass_mode_nothing_left_behind_runs_at_the_users_next_git_status(
+    sandbox: str, git_repo: Path, aistack_home: Path, tmp_path: Path
+) -> None:
+    """The model's commands, allowed by bypassPermissions, leave git settings that the
+    user's next `git status` runs: without the sandbox (the proof that they are real) the
+    marker appears; with it none of them lands, and a repository it creates is moved
+    aside."""
+    (aistack_home / "settings.json").write_text(json.dumps({"sandbox": sandbox}))
+    marker = tmp_path / "PWNED"
+    fsmon = f"[core]\\n\\tfsmonitor = \\\"touch {marker} #\\\"\\n"
+    attacks = [
+        "python3 -c \"import os; os.rename('.git', 'g'); "
+        f"open('g/config', 'a').write('{fsmon}'); os.rename('g', '.git')\"",
+        "cp -r .git .gc && python3 -c \"import os; "
+        f"open('.gc/config', 'a').write('{fsmon}'); "
+        "open('.git/commondir', 'w').write(os.getcwd() + '/.gc')\"",
+        f"git init -q sub && python3 -c \"open('sub/.git/config', 'a').write('{fsmon}')\"",
+    ]
+    script = [Turn(tool_calls=[ToolCall("Bash", {"command": a})]) for a in attacks]
+    script.append(Turn(text="done"))
+    with FakeLLMServer(script) as server:
+        proc = run_aistack(["-p", "go", *MODEL, "--permission-mode", "bypassPermissions"],
+                           cwd=git_repo, env=server.env("anthropic"), timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        sent = _tool_results(server)
+    assert json.loads(proc.stdout)["permission_denials"] == []  # the mode allowed them all
+    for where in (git_repo, git_repo / "sub"):
+        subprocess.run(["git", "status"], cwd=where, capture_output=True, check=False)
+    if sandbox == "off":
+        assert marker.exists()
+        return
+    assert not marker.exists()
+    assert "Read-only file system" in sent or "Device or resource busy" in sent
+    assert not (git_repo / "sub" / ".git").exists()
+    assert list((git_repo / "sub").glob(".git.quarantined-by-aistack-*"))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import socket
+import sys
 import time
 from pathlib import Path
 
@@ -224,3 +225,34 @@ async def test_aistack_home_is_not_writable_from_the_sandbox(tmp_path: Path) -> 
     out = await run_in_sandbox(ctx, f"{FSMON.replace('{marker}', 'M')} >> {own}/config", RULE)
     assert "Read-only file system" in out
     assert (own / "config").read_text() == "[core]\n"
+
+
+# --- everyday work still runs ----------------------------------------------------------------
+
+EVERYDAY: list[tuple[str, ExecGrant]] = [
+    ("git status && git diff && git log --oneline -1 && git branch", READ_ONLY_GRANT),
+    ("rg -n hi . && find . -name '*.py' -not -path './.git/*' && ls -la && wc -l app.py",
+     READ_ONLY_GRANT),
+    (f"echo change >> app.py && git add -A && {COMMIT} work && git log --oneline -1",
+     RULE_GIT),
+    ("git checkout -q -b topic && git stash list && git switch -q - && git branch -d topic",
+     RULE_GIT),
+    ("printf 'all:\\n\\techo built > out.txt\\n' > Makefile && make && cat out.txt", RULE),
+    (f"{sys.executable} -m pytest -q -p no:cacheprovider test_app.py", RULE),
+    ("mkdir -p build && echo x > /tmp/scratch.txt && cp /tmp/scratch.txt build/ && "
+     "cat build/scratch.txt", RULE),
+]
+
+
+@pytest.mark.parametrize(("command", "grant"), EVERYDAY, ids=[c for c, _ in EVERYDAY])
+async def test_everyday_commands_still_work(
+    command: str, grant: ExecGrant, tmp_path: Path
+) -> None:
+    world = make_world(tmp_path)
+    (world.project / "test_app.py").write_text("def test_ok():\n    assert 1 + 1 == 2\n")
+    world.user_runs(f"git add -A && {COMMIT} tests")
+    ctx = confined_context(world, deny=("Read(./.env)",))
+    out = await run_in_sandbox(ctx, command, grant)
+    assert "Exit code" not in out, out
+    assert not any(p.name.startswith(".git.quarantined") for p in world.project.iterdir())
+    assert world.user_runs("git status --porcelain --ignored=no -- .env") == ""
