@@ -129,6 +129,7 @@ class BubblewrapSandbox(Sandbox):
                 args += [bind, tmp, str(t)]
         runtime = os.environ.get("XDG_RUNTIME_DIR", "")
         if runtime.startswith("/"):
+            self._mount_point(Path(runtime))
             args += [bind, str(self.scratch.runtime), runtime]
         return args
 

@@ -193,7 +193,7 @@ class ExposurePolicy:
             return ExecPolicy("read", grant.network, False, tuple(hidden), (), (), (),
                               tuple(sockets))
         frozen = [*scan.frozen, *self._home_frozen(), *self._own_home()]
-        placeholders, as_files = self._placeholders(frozen)
+        placeholders, as_files = self._placeholders(frozen, grant.git)
         git_frozen, git_pinned, git_absent = _git_paths(scan.git_entries, grant.git)
         frozen += git_frozen
         placeholders += [p for p in git_absent if p not in placeholders]
@@ -265,12 +265,16 @@ class ExposurePolicy:
         home = self.aistack_home
         return [home] if home is not None and home.exists() and self._writable(home) else []
 
-    def _placeholders(self, frozen: Sequence[Path]) -> tuple[list[Path], list[Path]]:
-        """Absent protected paths whose parent a command could create them in."""
+    def _placeholders(
+        self, frozen: Sequence[Path], git: bool
+    ) -> tuple[list[Path], list[Path]]:
+        """Absent protected paths whose parent a command could create them in. A command
+        that runs git may create a repository (`git init`, `git clone`): what it leaves is
+        checked right after it (`quarantine_new_git`)."""
         wanted: list[tuple[Path, bool]] = []
         for root in self.roots:
             wanted += [(root / rel, False) for rel in PROTECTED_IN_ROOT]
-            if not os.path.lexists(root / ".git"):
+            if not git and not os.path.lexists(root / ".git"):
                 wanted.append((root / ".git", False))
         for rel in HOME_PROTECTED:
             wanted.append((self.home / rel, rel in HOME_FILE_NAMES))

@@ -17,7 +17,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from aistack_tui.permissions.engine import PermissionEngine
@@ -94,7 +94,8 @@ class Attack:
     """`marker`: the marker file appears; `changed:PATH`: PATH (in the world) changes."""
     project_is_home: bool = False
     next_cwd: str = ""
-    tags: tuple[str, ...] = field(default=())
+    teardown: str = ""
+    """Run after the case (Python's own tree removal cannot take a 1,500-deep tree)."""
 
 
 def snapshot(world: World, attack: Attack) -> bytes | None:

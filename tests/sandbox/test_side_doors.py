@@ -95,7 +95,7 @@ ATTACKS: list[Attack] = [
     # 5. protected paths created so that they survive.
     Attack(".mcp.json behind a 1,500-deep .agents",
            "mkdir -p .agents/$(printf 'd/%.0s' $(seq 1500)); echo '{}' > .mcp.json",
-           proof="changed:{project}/.mcp.json"),
+           proof="changed:{project}/.mcp.json", teardown="rm -rf .agents"),
     Attack(".envrc created", "echo 'touch {marker}' > .envrc", proof="changed:{project}/.envrc"),
     # 6. Edit-deny masks walked around.
     Attack("a denied directory's parent renamed",
@@ -112,13 +112,16 @@ ATTACKS: list[Attack] = [
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
 def test_every_attack_is_real_when_run_directly(attack: Attack, tmp_path: Path) -> None:
     world = make_world(tmp_path, project_is_home=attack.project_is_home)
-    assert run_directly(world, attack), f"{attack.name}: no effect unconfined"
+    real = run_directly(world, attack)
+    world.user_runs(attack.teardown)
+    assert real, f"{attack.name}: no effect unconfined"
 
 
 @pytest.mark.parametrize("attack", ATTACKS, ids=[a.name for a in ATTACKS])
 async def test_no_attack_gets_through_the_sandbox(attack: Attack, tmp_path: Path) -> None:
     world = make_world(tmp_path, project_is_home=attack.project_is_home)
     got_out, printed = await run_confined(world, attack)
+    world.user_runs(attack.teardown)
     assert not got_out, f"{attack.name} escaped; the command printed:\n{printed}"
 
 
@@ -238,6 +241,8 @@ EVERYDAY: list[tuple[str, ExecGrant]] = [
     ("git checkout -q -b topic && git stash list && git switch -q - && git branch -d topic",
      RULE_GIT),
     ("printf 'all:\\n\\techo built > out.txt\\n' > Makefile && make && cat out.txt", RULE),
+    ("git init -q fresh && cd fresh && echo x > f && git add f && "
+     f"{COMMIT} first && git log --oneline", RULE_GIT),
     (f"{sys.executable} -m pytest -q -p no:cacheprovider test_app.py", RULE),
     ("mkdir -p build && echo x > /tmp/scratch.txt && cp /tmp/scratch.txt build/ && "
      "cat build/scratch.txt", RULE),
