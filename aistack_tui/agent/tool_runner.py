@@ -1,7 +1,9 @@
 """Run the tool calls of one assistant message: validate, check permission, ask, execute.
 
 Independent calls run concurrently; calls that write the same file, and all Bash calls
-(which share one working directory), are serialised through locks. Every call produces
+(which share one working directory), are serialised through locks. A Bash call may still
+run beside a file tool's call, so a file tool is handed the very file its check judged
+(`checked_path`) and writes that or nothing. Every call produces
 exactly one tool_result, in the order the model asked, whatever happened to it (denied,
 failed, skipped because the user steered, interrupted), so the history stays valid for
 every provider.
@@ -43,6 +45,7 @@ from aistack_tui.tools.base import (
     ToolContext,
     ToolError,
     ToolRegistry,
+    checked_path,
     current_grant,
 )
 from aistack_tui.tools.editor import current_call_id
@@ -167,6 +170,9 @@ class ToolRunner:
                 cwd=self.context.bash_cwd if bash else None,
             )
             decision = self.permissions.check(request)
+            # The file this check judged: the tool writes it or nothing, whatever a hook
+            # or the user then decides about the call (tools/file_target.py).
+            checked_path.set(decision.path)
             if verdict and verdict.permission == "deny" and decision.behavior != "deny":
                 decision = Decision("deny", f"denied by a PreToolUse hook: {verdict.reason}")
             elif verdict and verdict.permission == "ask" and decision.behavior == "allow":
@@ -270,7 +276,11 @@ class ToolRunner:
         target = tool.path_argument(args)
         if not target:
             return _NoLock()
-        return self.context.lock_for(self.context.resolve(target))
+        try:
+            key = self.context.resolve(target)
+        except OSError:  # the path is changing right now (realpath raced a symlink swap)
+            key = Path(target)
+        return self.context.lock_for(key)
 
 
 def _untrusted(tool_name: str) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, cast
 from urllib.parse import urlsplit
@@ -269,7 +270,8 @@ class PermissionEngine:
                 path = resolve_path(raw, self.cwd, self.home)
             except PathError as e:
                 return Decision("ask", f"path refused: {e}")
-            return self._edit_decision(tool, path)
+            # The tool writes this resolved file or nothing (tools/file_target.py).
+            return replace(self._edit_decision(tool, path), path=path)
         if tool == "WebFetch":
             return self._check_webfetch(tool_input, request.read_only)
         return self._check_other(tool, request.read_only)

@@ -30,6 +30,11 @@ current_grant: ContextVar[ExecGrant] = ContextVar("current_grant", default=APPRO
 that call's own task). Bash hands it to the sandbox; a tool run outside the runner (the
 user's own `!cmd`, tests) gets the approved grant."""
 
+checked_path: ContextVar[Path | None] = ContextVar("checked_path", default=None)
+"""The resolved file the permission check judged for the call being run (set by the tool
+runner like `current_grant`). A file tool writes only if its own race-free resolution
+arrives at this same file (`tools/file_target.py`); None outside the runner."""
+
 
 class ToolArgs(BaseModel):
     """Base of every tool's arguments: unknown keys are errors.

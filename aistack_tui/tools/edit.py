@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from aistack_tui.beneath import Location
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -24,6 +25,7 @@ from aistack_tui.tools.base import (
     ToolOutput,
 )
 from aistack_tui.tools.editor import editor_base
+from aistack_tui.tools.file_target import open_target
 from aistack_tui.tools.files import (
     TextFile,
     display_path,
@@ -110,22 +112,23 @@ class _EditBase:
     def _operations(self, args: ToolArgs) -> list[EditOperation]:
         raise NotImplementedError
 
-    def plan(self, args: EditArgs | MultiEditArgs, ctx: ToolContext,
+    def plan(self, args: EditArgs | MultiEditArgs, ctx: ToolContext, found: Location,
              base: str | None = None) -> tuple[FileChange, int]:
-        """The change and the line it starts at; `base` is the editor's text of the file."""
-        path = ctx.resolve(args.file_path)
+        """The change to the file `found` and the line it starts at; `base` is the
+        editor's text of the file."""
+        path = found.path
         shown = display_path(path, ctx)
         ops = self._operations(args)
-        if path.is_dir():
+        if found.kind == "dir":
             raise ToolError(f"{path} is a directory; give a file path.")
-        if not path.exists():
+        if found.kind == "missing":
             if ops[0].old_string != "":
                 raise ToolError(f"File does not exist: {path}. Use Write to create a new file.")
             file = TextFile("", "utf-8", "\n")
             old: str | None = None
         else:
-            ensure_fresh(ctx, path)
-            file = with_base(load_text_file(path), base)
+            ensure_fresh(ctx, path, found.stat())
+            file = with_base(load_text_file(found), base)
             old = file.text
         text = file.text
         first_line = 0
@@ -147,16 +150,18 @@ class _EditBase:
                           file.newline), first_line
 
     async def preview(self, args: EditArgs | MultiEditArgs, ctx: ToolContext) -> ToolCallDisplay:
-        base, _ = await editor_base(ctx, ctx.resolve(args.file_path))
-        change, _ = self.plan(args, ctx, base)
+        with open_target(ctx, args.file_path) as found:
+            base, _ = await editor_base(ctx, found.path)
+            change, _ = self.plan(args, ctx, found, base)
         return ToolCallDisplay(
             summary=f"{self.name} {change.shown} ({change.stats()})", diff=change.diff()
         )
 
     async def run(self, args: EditArgs | MultiEditArgs, ctx: ToolContext) -> ToolOutput:
-        base, read_note = await editor_base(ctx, ctx.resolve(args.file_path))
-        change, line = self.plan(args, ctx, base)
-        write_note = await apply_change(change, ctx)
+        with open_target(ctx, args.file_path) as found:
+            base, read_note = await editor_base(ctx, found.path)
+            change, line = self.plan(args, ctx, found, base)
+            write_note = await apply_change(change, ctx, found)
         ops = self._operations(args)
         what = "1 edit" if len(ops) == 1 else f"{len(ops)} edits"
         verb = "Created" if change.old is None else "Edited"

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from aistack_tui.beneath import Location, UnsafePath
 from aistack_tui.tools.base import FileReadRecord, ToolContext, ToolError
 
 BINARY_SNIFF_BYTES = 8192
@@ -140,67 +140,42 @@ def decode_text_file(data: bytes) -> TextFile:
     return TextFile(text=text, encoding=encoding, newline=newline)
 
 
-def load_text_file(path: Path) -> TextFile:
-    """The file at `path` decoded for editing; refuses binary files."""
+def load_text_file(found: Location) -> TextFile:
+    """The file a walk arrived at, decoded for editing; refuses binary files. Read through
+    the walk's directory, so it is the file that was checked, not whatever has the name now."""
     try:
-        data = path.read_bytes()
+        data = found.read()
+    except UnsafePath as e:
+        raise ToolError(f"Cannot read {found.path}: {e}") from e
     except OSError as e:
-        raise ToolError(f"Cannot read {path}: {e.strerror or e}") from e
+        raise ToolError(f"Cannot read {found.path}: {e.strerror or e}") from e
     if looks_binary(data[:BINARY_SNIFF_BYTES]):
-        raise ToolError(f"{path} is a binary file; it cannot be edited as text.")
+        raise ToolError(f"{found.path} is a binary file; it cannot be edited as text.")
     return decode_text_file(data)
 
 
-def record_read(ctx: ToolContext, path: Path) -> None:
-    """Remember the file's state as the model now knows it."""
-    st = path.stat()
+def record_read(ctx: ToolContext, path: Path, st: os.stat_result | None = None) -> None:
+    """Remember the file's state as the model now knows it (`st`: already taken)."""
+    st = st if st is not None else path.stat()
     ctx.read_files[path] = FileReadRecord(mtime_ns=st.st_mtime_ns, size=st.st_size)
 
 
-def ensure_fresh(ctx: ToolContext, path: Path) -> None:
-    """Raise unless `path` was Read in this session and has not changed since."""
+def ensure_fresh(ctx: ToolContext, path: Path, st: os.stat_result | None) -> None:
+    """Raise unless `path` was Read in this session and has not changed since (`st`: its
+    status now, taken through the walk that found it; None when it is gone)."""
     record = ctx.read_files.get(path)
     if record is None:
         raise ToolError(
             f"{path} has not been read in this session. Read it first, then retry, so the "
             "change is based on its current content."
         )
-    try:
-        st = path.stat()
-    except FileNotFoundError as e:
-        raise ToolError(f"{path} no longer exists (it was deleted after it was read).") from e
+    if st is None:
+        raise ToolError(f"{path} no longer exists (it was deleted after it was read).")
     if st.st_mtime_ns != record.mtime_ns or st.st_size != record.size:
         raise ToolError(
             f"{path} has been modified since it was read (by the user, a formatter or "
             "another tool). Read it again, then retry the change."
         )
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write via a temporary file and rename, keeping an existing file's permissions."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode: int | None = None
-    with contextlib.suppress(FileNotFoundError):
-        mode = path.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        if mode is not None:
-            Path(tmp).chmod(mode)
-        else:
-            Path(tmp).chmod(0o666 & ~_umask())
-        Path(tmp).replace(path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            Path(tmp).unlink()
-        raise
-
-
-def _umask() -> int:
-    current = os.umask(0)
-    os.umask(current)
-    return current
 
 
 def display_path(path: Path, ctx: ToolContext) -> str:

@@ -2,9 +2,11 @@
 
 `preview` and `run` share one plan, so the diff a user approves in the confirm dialog is
 exactly what lands on disk; `run` recomputes the plan because the file may have changed
-while the dialog was open. When an editor lends its files (`tools/editor.py`), the plan
-starts from the editor's text and the final text goes to the editor, which applies and
-saves it; the checks and the diff are the same.
+while the dialog was open. The file is found once (`file_target.open_target`: beneath the
+project, the file the permission check judged) and read and written through that walk.
+When an editor lends its files (`tools/editor.py`), the plan starts from the editor's
+text and the final text goes to the editor, which applies and saves it; the checks and
+the diff are the same.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from aistack_tui.beneath import Location
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -25,6 +28,7 @@ from aistack_tui.tools.base import (
 )
 from aistack_tui.tools.diffs import FileDiff, file_diff
 from aistack_tui.tools.editor import editor_base, editor_failure, editor_files, editor_may_hold
+from aistack_tui.tools.file_target import open_target
 from aistack_tui.tools.files import (
     TextFile,
     count_lines,
@@ -32,7 +36,6 @@ from aistack_tui.tools.files import (
     ensure_fresh,
     load_text_file,
     record_read,
-    write_atomic,
 )
 from aistack_tui.tools.schema import CompactSpec
 
@@ -70,9 +73,10 @@ class FileChange:
         return self.new.replace("\n", "\r\n") if self.newline == "\r\n" else self.new
 
 
-async def apply_change(change: FileChange, ctx: ToolContext) -> str:
-    """Write the change: through the editor when it lends its files, else to disk. Returns
-    a note for the model when the editor failed and the disk was written instead."""
+async def apply_change(change: FileChange, ctx: ToolContext, found: Location) -> str:
+    """Write the change: through the editor when it lends its files, else to disk through
+    the walk that found the file (`found`). Returns a note for the model when the editor
+    failed and the disk was written instead."""
     files = editor_files(ctx)
     write = files.write if files is not None else None
     note = ""
@@ -92,10 +96,12 @@ async def apply_change(change: FileChange, ctx: ToolContext) -> str:
                 ctx.read_files.pop(change.path, None)
             return ""
     try:
-        write_atomic(change.path, change.data)
+        found.write(change.data)
+        st = found.stat()
     except OSError as e:
         raise ToolError(f"Cannot write {change.path}: {e.strerror or e}") from e
-    record_read(ctx, change.path)
+    if st is not None:
+        record_read(ctx, change.path, st)
     return note
 
 
@@ -106,16 +112,18 @@ class WriteTool(CompactSpec, Tool[WriteArgs]):
     def describe(self, args: WriteArgs) -> ToolCallDisplay:
         return ToolCallDisplay(summary=f"Write {args.file_path}")
 
-    def plan(self, args: WriteArgs, ctx: ToolContext, base: str | None = None) -> FileChange:
-        """The change; `base` is the editor's text of the file, which it replaces."""
-        path = ctx.resolve(args.file_path)
+    def plan(self, args: WriteArgs, ctx: ToolContext, found: Location,
+             base: str | None = None) -> FileChange:
+        """The change to the file `found`; `base` is the editor's text of it, which it
+        replaces."""
+        path = found.path
         shown = display_path(path, ctx)
-        if path.is_dir():
+        if found.kind == "dir":
             raise ToolError(f"{path} is a directory; give a file path.")
-        if not path.exists():
+        if found.kind == "missing":
             return FileChange(path, shown, None, args.content, args.content.encode("utf-8"))
-        ensure_fresh(ctx, path)
-        current = with_base(load_text_file(path), base)
+        ensure_fresh(ctx, path, found.stat())
+        current = with_base(load_text_file(found), base)
         new = args.content
         if current.newline == "\r\n":
             new = new.replace("\r\n", "\n")
@@ -129,8 +137,9 @@ class WriteTool(CompactSpec, Tool[WriteArgs]):
         return FileChange(path, shown, current.text, new, data, current.newline)
 
     async def preview(self, args: WriteArgs, ctx: ToolContext) -> ToolCallDisplay:
-        base, _ = await editor_base(ctx, ctx.resolve(args.file_path))
-        change = self.plan(args, ctx, base)
+        with open_target(ctx, args.file_path) as found:
+            base, _ = await editor_base(ctx, found.path)
+            change = self.plan(args, ctx, found, base)
         verb = "Create" if change.old is None else "Overwrite"
         return ToolCallDisplay(
             summary=f"{verb} {change.shown} ({count_lines(change.new)} lines)",
@@ -138,9 +147,10 @@ class WriteTool(CompactSpec, Tool[WriteArgs]):
         )
 
     async def run(self, args: WriteArgs, ctx: ToolContext) -> ToolOutput:
-        base, read_note = await editor_base(ctx, ctx.resolve(args.file_path))
-        change = self.plan(args, ctx, base)
-        write_note = await apply_change(change, ctx)
+        with open_target(ctx, args.file_path) as found:
+            base, read_note = await editor_base(ctx, found.path)
+            change = self.plan(args, ctx, found, base)
+            write_note = await apply_change(change, ctx, found)
         lines = count_lines(change.new)
         if change.old is None:
             text = f"Created {change.path} ({lines} lines)."

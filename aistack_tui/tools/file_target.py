@@ -1,0 +1,60 @@
+"""The file a file tool changes: resolved once, beneath its root, and the one that was checked.
+
+Write, Edit and MultiEdit used to resolve their path by name when they ran, after the
+permission check had resolved it by name too. Calls in one batch run concurrently, so a
+Bash call beside them could swap the path for a symlink in between and the write landed
+wherever the link pointed (`~/.gitconfig`, `.git/config`, a user skill). Now a call's path
+is walked once with `aistack_tui.beneath` (directory descriptors, no symlink out of the
+project or an added directory is followed), the walk must arrive at the very file the
+permission check judged (`checked_path`, set by the tool runner), and the change is read
+and written through the descriptors of that walk, so nothing can be swapped after it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from aistack_tui.beneath import Location, UnsafePath, locate_path, real_dir
+from aistack_tui.tools.base import ToolContext, ToolError, checked_path
+
+
+def roots(ctx: ToolContext) -> list[Path]:
+    """Where file tools resolve beneath: the project and the added directories."""
+    return [real_dir(ctx.project_root), *(real_dir(d) for d in ctx.additional_directories)]
+
+
+def written_path(ctx: ToolContext, raw: str) -> Path:
+    """`raw` as an absolute path, `~` expanded, joined to the real cwd; not resolved."""
+    path = Path(raw).expanduser()
+    return path if path.is_absolute() else real_dir(ctx.cwd) / path
+
+
+def open_target(ctx: ToolContext, raw: str) -> Location:
+    """Walk `raw` beneath the root it is written under (the whole file system for a path
+    outside the project and the added directories, which the permission check asked
+    about by its real name) and check it arrives at the checked file; the caller closes
+    the Location. Raises ToolError saying what changed and that nothing was written."""
+    path = written_path(ctx, raw)
+    allowed = roots(ctx)
+    root = next((r for r in allowed if path.parts[: len(r.parts)] == r.parts), Path("/"))
+    try:
+        found = locate_path(path, [root])
+    except UnsafePath as e:
+        raise ToolError(
+            f"{raw} was refused: {e}. File tools resolve a path beneath the project (or an "
+            "added directory) and never follow a symlink out of it; nothing was written. "
+            "If the file outside is really the one meant, name its real path."
+        ) from e
+    except NotADirectoryError as e:
+        raise ToolError(f"{raw}: {e.filename} is not a directory.") from e
+    except OSError as e:
+        raise ToolError(f"Cannot resolve {raw}: {e.strerror or e}") from e
+    checked = checked_path.get()
+    if checked is not None and found.path != checked:
+        found.close()
+        raise ToolError(
+            f"{raw} changed while the call waited: it now leads to {found.path}, not to "
+            f"{checked} that was allowed; nothing was written. Check what changed it "
+            "(a command running at the same time?) before trying again."
+        )
+    return found
