@@ -40,22 +40,14 @@ class RejectAll:
 
 
 def _flip(stop: threading.Event, name: Path, inside: Path, outside: Path) -> None:
-    """Swap `name` between something inside the project and a link to `outside`, each in
-    one rename: `inside` is a directory to link to, or a file to copy in."""
-    tmp_link = name.with_name(name.name + ".link")
-    tmp_real = name.with_name(name.name + ".real")
+    """Point the symlink `name` at `inside`, then at `outside`, and again, each in one
+    rename (`ln -sfn`), as fast as the thread runs."""
+    tmp = name.with_name(name.name + ".tmp")
     while not stop.is_set():
-        with contextlib.suppress(OSError):
-            os.symlink(outside, tmp_link)
-        with contextlib.suppress(OSError):
-            os.replace(tmp_link, name)
-        with contextlib.suppress(OSError):
-            if inside.is_dir():
-                os.symlink(inside, tmp_real)
-            else:
-                tmp_real.write_text("inside\n")
-        with contextlib.suppress(OSError):
-            os.replace(tmp_real, name)
+        for target in (inside, outside):
+            with contextlib.suppress(OSError):
+                os.symlink(target, tmp)
+                os.replace(tmp, name)
 
 
 @contextlib.contextmanager
@@ -75,6 +67,11 @@ def _flipping(*targets: tuple[Path, Path, Path]) -> Iterator[None]:
         sys.setswitchinterval(old)
 
 
+def _record_read(ctx: ToolContext, path: Path) -> None:
+    st = path.stat()
+    ctx.read_files[path] = FileReadRecord(st.st_mtime_ns, st.st_size)
+
+
 def _snapshot(directory: Path) -> dict[str, bytes]:
     return {
         str(p.relative_to(directory)): p.read_bytes()
@@ -89,8 +86,8 @@ def world(tmp_path: Path) -> tuple[Path, Path, Path]:
     (project / ".git").mkdir(parents=True)
     (project / ".git" / "config").write_text("[core]\n")
     (project / "d.inside").mkdir()
-    (project / "x").write_text("inside\n")
-    (project / "y").write_text("inside\n")
+    (project / "x.inside").write_text("inside\n")
+    (project / "y.inside").write_text("inside\n")
     outside.mkdir(exist_ok=True)
     (outside / ".gitconfig").write_text("[user]\n")
     return project, outside, tmp_path
@@ -118,37 +115,29 @@ async def test_symlink_swaps_racing_thousands_of_writes_never_write_outside(
     git_config = (project / ".git" / "config").read_bytes()
     written = refused = 0
     calls_made = 0
+    # The model may read .git/config freely: give every Write the fresh Read it needs, so
+    # only the path decides where a write lands.
+    _record_read(ctx, project / ".git" / "config")
     with _flipping(
         # a new file under a directory that becomes a link to the home directory
         (project / "d", project / "d.inside", outside),
         # a file that becomes a link to a file outside that does not exist yet
-        (project / "x", project / "x", outside / ".bashrc"),
+        (project / "x", project / "x.inside", outside / ".bashrc"),
         # a file that becomes a link to the repository's config, inside the project
-        (project / "y", project / "y", project / ".git" / "config"),
+        (project / "y", project / "y.inside", project / ".git" / "config"),
     ):
         deadline = time.monotonic() + ROUNDS_SECONDS
         round_no = 0
         while time.monotonic() < deadline:
             round_no += 1
-            calls = []
+            calls: list[ToolUseBlock] = []
             for i in range(BATCH):
                 n = f"{round_no}-{i}"
-                if i % 3 == 0:
-                    calls.append(ToolUseBlock(id=f"d{n}", name="Write", input={
-                        "file_path": f"d/.gitconfig-{n}", "content": f"pwned {n}\n"}))
-                elif i % 3 == 1:
-                    calls.append(ToolUseBlock(id=f"x{n}", name="Write", input={
-                        "file_path": "x", "content": f"pwned {n}\n"}))
-                else:
-                    calls.append(ToolUseBlock(id=f"y{n}", name="Write", input={
-                        "file_path": "y", "content": f"pwned {n}\n"}))
-            # Writing x and y needs a fresh Read; give every call the chance to pass it.
-            for name in ("x", "y"):
-                with contextlib.suppress(OSError):
-                    target = project / name
-                    if not target.is_symlink():
-                        st = target.stat()
-                        ctx.read_files[target] = FileReadRecord(st.st_mtime_ns, st.st_size)
+                target = ("d/.gitconfig-" + n, "x", "y")[i % 3]
+                calls.append(ToolUseBlock(id=f"c{n}", name="Write", input={
+                    "file_path": target, "content": f"pwned {n}\n"}))
+            for name in ("x.inside", "y.inside"):
+                _record_read(ctx, project / name)
             results = await runner.run_all(calls, lambda _e: None, lambda: False)
             calls_made += len(calls)
             for block in results:
