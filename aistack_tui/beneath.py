@@ -140,20 +140,22 @@ class Location:
             self.names.append(self.missing.pop(0))
         return self.dir_fd
 
-    def write(self, data: bytes, mode: int | None = None) -> None:
+    def write(self, data: bytes, *, executable: bool | None = None) -> None:
         """Replace the final name with `data` atomically, through the held directory.
 
-        `mode` is the new file's permission bits; by default an existing regular file's
-        are kept and a new file gets 0o666 less the umask. Whatever the final name is by
-        then (a file, or a symlink planted since the walk) is replaced, never followed.
+        An existing regular file's permission bits are kept, a new file gets 0o666 less
+        the umask; `executable` then sets or clears the execute bits. Whatever the final
+        name is by then (a file, or a symlink planted since the walk) is replaced, never
+        followed.
         """
         parent = self.make_dirs()
-        if mode is None:
-            current = self.stat()
-            if current is not None and stat.S_ISREG(current.st_mode):
-                mode = current.st_mode & 0o7777
-            else:
-                mode = 0o666 & ~_umask()
+        current = self.stat()
+        if current is not None and stat.S_ISREG(current.st_mode):
+            mode = current.st_mode & 0o7777
+        else:
+            mode = 0o666 & ~_umask()
+        if executable is not None:
+            mode = mode | 0o111 if executable else mode & ~0o111
         tmp = _temp_name(self.name)
         fd = os.open(
             tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | _O_CLOEXEC, 0o600,

@@ -8,6 +8,9 @@ committed again (`after`). Undo restores every path that differs between a turn'
 
 A path whose current content differs from the agent's last `after` was changed by hand
 since: undo refuses to overwrite it and reports a conflict unless asked to `force`.
+Restoring runs outside any sandbox, so every path is walked beneath the project without
+following a symlink (`aistack_tui.beneath`): a link at the path itself is replaced, a
+path behind a link (one a command planted, perhaps gitignored) is refused and reported.
 The turn log is a small JSON file per session beside the shadow repository; the commits
 are chained under `refs/aistack/sessions/<id>` so git never garbage-collects them.
 """
@@ -22,6 +25,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from aistack_tui.beneath import Location, UnsafePath, locate
 from aistack_tui.checkpoints.shadow import ShadowGitError, ShadowRepo, TreeEntry
 from aistack_tui.storage.paths import project_data_dir
 
@@ -54,6 +58,9 @@ class UndoResult:
     """Paths the agent had created, now deleted."""
     conflicts: list[str] = field(default_factory=list)
     """Paths changed by hand after the agent's last edit; left alone unless forced."""
+    refused: list[str] = field(default_factory=list)
+    """Paths not restored because a directory on the way is now a symlink (it could
+    lead anywhere, outside the project included); they are left as they are."""
     turns: list[str] = field(default_factory=list)
     """The turn ids that were undone, newest first."""
     messages_cut: int = 0
@@ -152,7 +159,7 @@ class CheckpointManager:
                     " Nothing was restored; use --force (or force=True) to overwrite them.",
                     conflicts=sorted(conflicts),
                 )
-            restored, removed = await self._restore(target[0].before, sorted(owner))
+            restored, removed, refused = await self._restore(target[0].before, sorted(owner))
             for turn in target:
                 turn.undone = True
             self._save(session_id, all_turns)
@@ -163,46 +170,44 @@ class CheckpointManager:
             return UndoResult(
                 True,
                 f"undid {what}: {len(restored)} file(s) restored, {len(removed)} removed"
-                + (f", {len(conflicts)} overwritten by force" if conflicts else ""),
+                + (f", {len(conflicts)} overwritten by force" if conflicts else "")
+                + _refused_note(refused),
                 restored=restored,
                 removed=removed,
+                refused=refused,
                 conflicts=sorted(conflicts),
                 turns=ids,
             )
 
-    async def _restore(self, before: str, paths: list[str]) -> tuple[list[str], list[str]]:
+    async def _restore(
+        self, before: str, paths: list[str]
+    ) -> tuple[list[str], list[str], list[str]]:
+        """(restored, removed, refused): each path is walked beneath the project without
+        following any symlink (`beneath.locate`, follow=False), so a link a command planted
+        on the way (maybe gitignored, so never snapshotted) is never written through; a
+        link at the path itself is replaced. A path behind a link is refused, not guessed."""
         entries = await self.repo.entries(before, paths)
         restored: list[str] = []
         removed: list[str] = []
+        refused: list[str] = []
         for path in paths:
-            target = self.project_root / path
             entry = entries.get(path)
-            if entry is None:
-                if target.is_symlink() or target.exists():
-                    _remove(target)
-                    removed.append(path)
-                    _prune_empty_parents(target.parent, self.project_root)
+            data = b""
+            if entry is not None and entry.mode != "160000":
+                data = await self.repo.blob(entry.sha)
+            try:
+                with locate(self.project_root, path.split("/"), follow=False) as found:
+                    if entry is None:
+                        if found.remove():
+                            removed.append(path)
+                            found.prune_empty_parents()
+                        continue
+                    _write_entry(found, entry, data)
+            except (UnsafePath, NotADirectoryError):
+                refused.append(path)
                 continue
-            await self._write_entry(target, entry)
             restored.append(path)
-        return restored, removed
-
-    async def _write_entry(self, target: Path, entry: TreeEntry) -> None:
-        data = await self.repo.blob(entry.sha)
-        if target.is_symlink() or target.is_dir():
-            _remove(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if entry.mode == "120000":
-            os.symlink(os.fsdecode(data), target)
-            return
-        if entry.mode == "160000":  # a nested repository: git stores no content for it
-            return
-        target.write_bytes(data)
-        mode = target.stat().st_mode
-        if entry.mode == "100755":
-            target.chmod(mode | 0o111)
-        else:
-            target.chmod(mode & ~0o111)
+        return restored, removed, refused
 
     # --- storage -------------------------------------------------------------------------
 
@@ -247,6 +252,16 @@ class CheckpointManager:
         tmp.replace(path)
 
 
+def _refused_note(refused: list[str]) -> str:
+    if not refused:
+        return ""
+    names = ", ".join(refused[:10]) + (" ..." if len(refused) > 10 else "")
+    return (
+        f"; {len(refused)} file(s) NOT restored because a directory on the way is now a "
+        f"symlink (it may lead outside the project): {names}"
+    )
+
+
 def _find_turn(turns: list[TurnRecord], key: str) -> int | None:
     key = key.strip()
     for i, turn in enumerate(turns):
@@ -275,22 +290,13 @@ def _safe(session_id: str) -> str:
     return "".join(c if c.isalnum() or c in "-_" else "_" for c in session_id) or "_"
 
 
-def _remove(path: Path) -> None:
-    if path.is_dir() and not path.is_symlink():
-        import shutil
-
-        shutil.rmtree(path)
+def _write_entry(found: Location, entry: TreeEntry, data: bytes) -> None:
+    """Put one tree entry where the walk arrived, replacing whatever is there now."""
+    if entry.mode == "160000":  # a nested repository: git stores no content for it
+        return
+    if found.kind == "dir":
+        found.remove()
+    if entry.mode == "120000":
+        found.symlink(os.fsdecode(data))
     else:
-        path.unlink(missing_ok=True)
-
-
-def _prune_empty_parents(directory: Path, root: Path) -> None:
-    """Remove directories left empty by deleting a file the agent created: a directory
-    that held a file before the turn holds it again after the restore, so an empty one
-    was made by the turn (git does not track empty directories, so that is our best guess)."""
-    while directory != root and root in directory.parents:
-        try:
-            directory.rmdir()
-        except OSError:
-            return
-        directory = directory.parent
+        found.write(data, executable=entry.mode == "100755")
