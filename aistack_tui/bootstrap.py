@@ -146,6 +146,7 @@ async def open_session(
             override=config.system_prompt,
             append=config.append_system_prompt,
             skills_catalogue=extensions.skills.catalogue() if extensions.skills else "",
+            warnings=extensions.warnings,
         )
         system_prompt += f"\n\n{PLAN_MODE_PROMPT}"  # phrased for any mode: Shift+Tab may switch
         hook_runner = None

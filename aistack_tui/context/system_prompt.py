@@ -11,6 +11,8 @@ import platform
 from dataclasses import dataclass
 from pathlib import Path
 
+from aistack_tui.beneath import UnsafePath, locate_path, real_dir
+
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 INSTRUCTION_FILES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 MAX_INSTRUCTION_BYTES = 40_000
@@ -26,27 +28,43 @@ def builtin_prompt() -> str:
     return (PROMPTS_DIR / "system.md").read_text(encoding="utf-8").strip()
 
 
-def find_instruction_files(project_root: Path, cwd: Path, home: Path) -> list[InstructionFile]:
-    """AGENTS.md / CLAUDE.md / GEMINI.md from the project root down to cwd, user's first."""
+def find_instruction_files(
+    project_root: Path, cwd: Path, home: Path, warnings: list[str] | None = None
+) -> list[InstructionFile]:
+    """AGENTS.md / CLAUDE.md / GEMINI.md from the project root down to cwd, user's first.
+
+    A committed instruction file is untrusted input that goes into every request, in every
+    mode, with no tool call: `CLAUDE.md -> /proc/self/environ` would send the API key. So
+    each is read beneath its own root (the project's beneath the project, the user's
+    beneath `home`), following only links that stay inside, regular files only; one that
+    leaves is skipped and a warning saying why is appended to `warnings`.
+    """
     found: list[InstructionFile] = []
-    user_file = home / "AGENTS.md"
-    candidates: list[Path] = [user_file]
-    root = project_root.resolve()
-    here = cwd.resolve()
+    root = real_dir(project_root)
+    here = real_dir(cwd)
+    user_root = real_dir(home)
+    candidates: list[tuple[Path, Path]] = [(user_root / "AGENTS.md", user_root)]
     dirs = [root]
     if here != root and here.is_relative_to(root):
         for part in here.relative_to(root).parts:
             dirs.append(dirs[-1] / part)
     for directory in dirs:
-        candidates.extend(directory / name for name in INSTRUCTION_FILES)
+        candidates.extend((directory / name, root) for name in INSTRUCTION_FILES)
     seen: set[Path] = set()
-    for path in candidates:
+    for path, base in candidates:
         try:
-            resolved = path.resolve()
-            if resolved in seen or not path.is_file():
-                continue
-            seen.add(resolved)
-            data = path.read_bytes()[:MAX_INSTRUCTION_BYTES]
+            with locate_path(path, [base]) as file:
+                if file.kind in ("missing", "dir") or file.path in seen:
+                    continue
+                seen.add(file.path)
+                data = file.read(MAX_INSTRUCTION_BYTES)
+        except UnsafePath as e:
+            if warnings is not None:
+                warnings.append(
+                    f"{path} was not loaded as instructions: {e}. Instruction files are "
+                    f"read only as regular files beneath {base}."
+                )
+            continue
         except OSError:
             continue
         text = data.decode("utf-8", errors="replace").strip()
@@ -76,13 +94,15 @@ def build_system_prompt(
     override: str | None = None,
     append: str | None = None,
     skills_catalogue: str = "",
+    warnings: list[str] | None = None,
 ) -> str:
-    """The whole system prompt. `override` replaces the built-in part (--system-prompt)."""
+    """The whole system prompt. `override` replaces the built-in part (--system-prompt);
+    instruction files that were refused are reported in `warnings`."""
     parts = [override.strip() if override else builtin_prompt()]
     parts.append(
         environment_block(project_root, cwd, is_git=(project_root / ".git").exists())
     )
-    for item in find_instruction_files(project_root, cwd, home):
+    for item in find_instruction_files(project_root, cwd, home, warnings):
         parts.append(
             f'<project_instructions source="{item.path}">\n{item.text}\n</project_instructions>'
         )
