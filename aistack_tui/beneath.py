@@ -330,29 +330,34 @@ def real_dir(path: Path) -> Path:
 
 
 def iter_entries(directory: Path, roots: Sequence[Path]) -> Iterator[tuple[str, str]]:
-    """(name, kind) of each entry of `directory` resolved beneath `roots`, without following
-    the entries themselves: kind is "file", "dir", "symlink" or "other"."""
+    """(name, kind) of each entry of `directory` (one of `roots` or resolved beneath one),
+    sorted, without following the entries themselves: kind is "file", "dir", "symlink" or
+    "other". Nothing when the directory is missing or cannot be reached beneath a root."""
     try:
-        found = locate_path(directory, roots)
+        fd = _open_listable(directory, roots)
     except OSError:
         return
-    with found:
+    try:
+        names = sorted(os.listdir(fd))
+        for name in names:
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            yield name, _kind(st.st_mode)
+    finally:
+        os.close(fd)
+
+
+def _open_listable(directory: Path, roots: Sequence[Path]) -> int:
+    """A readable descriptor of `directory`, reached by a walk beneath `roots`."""
+    listable = os.O_RDONLY | os.O_DIRECTORY | _O_CLOEXEC
+    if directory in roots:
+        return os.open(str(directory), listable)
+    with locate_path(directory, roots) as found:
         if found.kind != "dir":
-            return
-        try:
-            fd = os.open(found.name, _DIR_FLAGS & ~_O_PATH | os.O_RDONLY, dir_fd=found.dir_fd)
-        except OSError:
-            return
-        try:
-            names = sorted(os.listdir(fd))
-            for name in names:
-                try:
-                    st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-                except OSError:
-                    continue
-                yield name, _kind(st.st_mode)
-        finally:
-            os.close(fd)
+            raise NotADirectoryError(errno.ENOTDIR, "Not a directory", str(directory))
+        return os.open(found.name, listable | os.O_NOFOLLOW, dir_fd=found.dir_fd)
 
 
 def _kind(mode: int) -> str:

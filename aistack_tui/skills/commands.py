@@ -17,6 +17,8 @@ naming the file, kept in `CommandSet.problems`.
 
 A project command's `allowed-tools` widen what the agent may do, so they wait for the
 user's trust like a project skill's (`trust_gate`); `withhold_allowed_tools` drops them.
+Command files are read beneath their location's root (`skills/files.py`): one that links
+out of the project (or the user's home) is refused with a problem, not loaded.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aistack_tui.skills.files import RefusedFile, entries, location_root, read_text
 from aistack_tui.skills.frontmatter import FrontMatterError, parse, split_front_matter
 
 COMMAND_SUFFIX = ".md"
@@ -175,9 +178,11 @@ def _front_matter(text: str, path: Path) -> tuple[dict[str, object], str]:
 
 
 def load_command(
-    path: Path, source: str, *, folder: Path | None = None, problems: list[str] | None = None
+    path: Path, source: str, *, folder: Path | None = None, problems: list[str] | None = None,
+    root: Path | None = None,
 ) -> CustomCommand:
-    """Read one command file; raises CommandError naming the file and the problem."""
+    """Read one command file beneath `root` (default: its own directory); raises
+    CommandError naming the file and the problem."""
     problems = problems if problems is not None else []
     name = path.stem
     if not _NAME_RE.match(name):
@@ -185,7 +190,9 @@ def load_command(
             f"{path}: {name!r} is not a command name: use letters, digits, '-', '_' or '.'"
         )
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, root if root is not None else path.parent)
+    except RefusedFile as e:
+        raise CommandError(str(e)) from e
     except (OSError, UnicodeDecodeError) as e:
         raise CommandError(f"{path}: cannot read: {e}") from e
     fields: dict[str, object] = {}
@@ -222,17 +229,16 @@ def load_command(
     )
 
 
-def _files(folder: Path) -> list[Path]:
-    """The command files under `folder`, top-level ones first, each level sorted."""
-    found: list[Path] = []
-    try:
-        entries = sorted(folder.iterdir())
-    except OSError:
-        return found  # a location that does not exist is simply empty
-    found += [p for p in entries if p.suffix == COMMAND_SUFFIX and p.is_file()]
-    for sub in entries:
-        if sub.is_dir() and not sub.is_symlink() and sub.name not in _SKIP_DIRS:
-            found += _files(sub)
+def _files(folder: Path, root: Path) -> list[Path]:
+    """The command files under `folder` (read beneath `root`), top-level ones first, each
+    level sorted. A linked file is listed (reading it checks where it leads); a linked
+    folder is not entered."""
+    listed = list(entries(folder, root))  # nothing when the location does not exist
+    found = [folder / name for name, kind in listed
+             if name.endswith(COMMAND_SUFFIX) and kind in ("file", "symlink")]
+    for name, kind in listed:
+        if kind == "dir" and name not in _SKIP_DIRS:
+            found += _files(folder / name, root)
     return found
 
 
@@ -254,9 +260,11 @@ class CommandSet:
         found = cls()
         for label, folder in locations:
             here: dict[str, CustomCommand] = {}
-            for path in _files(folder):
+            root = location_root(label, folder)
+            for path in _files(folder, root):
                 try:
-                    command = load_command(path, label, folder=folder, problems=found.problems)
+                    command = load_command(path, label, folder=folder, problems=found.problems,
+                                           root=root)
                 except CommandError as e:
                     found.problems.append(str(e))
                     continue

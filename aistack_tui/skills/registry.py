@@ -12,7 +12,9 @@ bundled `skills/` → `$AISTACK_HOME/skills/` → `~/.agents/skills/` →
 (the last two are where other agents keep them, so existing skills just work).
 
 A broken SKILL.md never stops a session: it is skipped and its problem, naming the file
-and line, is kept in `SkillRegistry.problems` for the front ends to show.
+and line, is kept in `SkillRegistry.problems` for the front ends to show. Every file is
+read beneath its location's root (`skills/files.py`): a SKILL.md or skill folder linking
+out of the project (or out of the user's home for a user skill) is refused, not loaded.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from aistack_tui.skills.files import RefusedFile, entries, location_root, read_text
 from aistack_tui.skills.frontmatter import FrontMatterError, parse, split_front_matter
 
 SKILL_FILE = "SKILL.md"
@@ -46,10 +49,16 @@ class Skill:
     source: str
     """Which location it came from (`bundled`, `project .claude`, ...)."""
     allowed_tools: tuple[str, ...] = ()
+    root: Path | None = None
+    """What its files are read beneath (its location's root); None: its own folder."""
 
     @property
     def directory(self) -> Path:
         return self.path.parent
+
+    @property
+    def read_root(self) -> Path:
+        return self.root if self.root is not None else self.directory
 
 
 def bundled_skills_dir() -> Path | None:
@@ -110,11 +119,16 @@ def _allowed_tools(
     return tuple(rules)
 
 
-def load_skill(path: Path, source: str, problems: list[str] | None = None) -> Skill:
-    """Read and validate one SKILL.md; raises SkillError naming the file and problem."""
+def load_skill(
+    path: Path, source: str, problems: list[str] | None = None, root: Path | None = None
+) -> Skill:
+    """Read and validate one SKILL.md, beneath `root` (default: its own folder); raises
+    SkillError naming the file and problem."""
     problems = problems if problems is not None else []
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path, root if root is not None else path.parent)
+    except RefusedFile as e:
+        raise SkillError(str(e)) from e
     except (OSError, UnicodeDecodeError) as e:
         raise SkillError(f"{path}: cannot read: {e}") from e
     try:
@@ -151,7 +165,7 @@ def load_skill(path: Path, source: str, problems: list[str] | None = None) -> Sk
         fields.get("allowed-tools"), doc.where(path, "allowed-tools"), path, problems
     )
     return Skill(name=name, description=description, path=path, source=source,
-                 allowed_tools=allowed)
+                 allowed_tools=allowed, root=root)
 
 
 def discover(
@@ -161,21 +175,29 @@ def discover(
     skills: dict[str, Skill] = {}
     problems: list[str] = []
     for label, folder in locations:
-        try:
-            entries = sorted(p for p in folder.iterdir() if p.is_dir())
-        except OSError:
-            continue  # a location that does not exist is simply empty
-        for entry in entries:
-            path = entry / SKILL_FILE
-            if not path.is_file():
+        root = location_root(label, folder)
+        # A location that does not exist is simply empty.
+        for name, kind in entries(folder, root):
+            if kind not in ("dir", "symlink"):
                 continue
+            path = folder / name / SKILL_FILE
             try:
-                skill = load_skill(path, label, problems)
+                skill = load_skill(path, label, problems, root)
             except SkillError as e:
+                if isinstance(e.__cause__, (FileNotFoundError, NotADirectoryError)):
+                    continue  # a folder without a SKILL.md, or a link to a file
                 problems.append(str(e))
                 continue
             skills[skill.name] = skill
     return skills, problems
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether `path`, links followed, stays beneath `root` (listed only, never read)."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        return False
 
 
 def catalogue_text(skills: Iterable[Skill]) -> str:
@@ -238,9 +260,9 @@ the user trusts the project, see `withhold_allowed_tools`): the runtime feeds
         """The skill's instructions, front matter stripped (read fresh from disk)."""
         skill = self._require(name)
         try:
-            text = skill.path.read_text(encoding="utf-8")
+            text = read_text(skill.path, skill.read_root)
             _, body, _ = split_front_matter(text, skill.path)
-        except (OSError, UnicodeDecodeError, FrontMatterError) as e:
+        except (OSError, UnicodeDecodeError, FrontMatterError, RefusedFile) as e:
             raise SkillError(f"{skill.path}: cannot load skill {name!r}: {e}") from e
         return body.strip()
 
@@ -252,7 +274,7 @@ the user trusts the project, see `withhold_allowed_tools`): the runtime feeds
             rel = path.relative_to(skill.directory)
             if any(part.startswith(".") or part in _SKIP_DIRS for part in rel.parts):
                 continue
-            if path.is_file() and path != skill.path:
+            if path.is_file() and path != skill.path and _inside(path, skill.read_root):
                 found.append(path.resolve())
                 if len(found) >= MAX_LISTED_FILES:
                     break
