@@ -93,8 +93,9 @@ class Location:
         except FileNotFoundError:
             return None
 
-    def read(self, max_bytes: int | None = None) -> bytes:
-        """The final name's bytes (at most `max_bytes`); only a regular file is read."""
+    def open_file(self) -> int:
+        """A read-only descriptor of the final name, which must be a regular file (opened
+        without following a symlink and without waiting on a FIFO); the caller closes it."""
         if self.missing:
             raise FileNotFoundError(errno.ENOENT, "No such file or directory", str(self.path))
         try:
@@ -107,9 +108,19 @@ class Location:
                 raise UnsafePath(f"{self.path} is a symlink; it is not followed") from e
             raise
         try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
                 raise UnsafePath(f"{self.path} is not a regular file")
+            if _O_NONBLOCK:  # only there for the open: reads of a file never block anyway
+                os.set_blocking(fd, True)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
+    def read(self, max_bytes: int | None = None) -> bytes:
+        """The final name's bytes (at most `max_bytes`); only a regular file is read."""
+        fd = self.open_file()
+        try:
             chunks: list[bytes] = []
             left = max_bytes if max_bytes is not None else -1
             while left != 0:

@@ -381,6 +381,8 @@ class PermissionEngine:
         except PathError as e:
             return Decision("ask", f"path refused: {e}")
         decisions = [self._read_decision(tool, p) for p in paths]
+        if tool == "Read":  # Read opens this resolved file or nothing (tools/file_target.py)
+            return replace(_strictest(decisions), path=paths[0])
         return _strictest(decisions)
 
     # web and other tools

@@ -91,8 +91,8 @@ class Decision:
     "yes, don't ask again" grants or saves; `warnings` are shown in the confirm dialog
     (dangerous command, secret file...); `parts` is how a compound Bash command was split;
     `grant` is what an allowed Bash command may do inside the sandbox (None: the user's
-    approval decides, which grants `APPROVED_GRANT`); `path` is the resolved file an edit
-    decision judged, which the tool must then write and nothing else.
+    approval decides, which grants `APPROVED_GRANT`); `path` is the resolved file a decision
+    about Read or an edit judged, which the tool must then open and nothing else.
     """
 
     behavior: Behavior

@@ -8,6 +8,7 @@ is walked once with `aistack_tui.beneath` (directory descriptors, no symlink out
 project or an added directory is followed), the walk must arrive at the very file the
 permission check judged (`checked_path`, set by the tool runner), and the change is read
 and written through the descriptors of that walk, so nothing can be swapped after it.
+Read opens its file the same way, so a read cannot be turned into one of a denied file.
 """
 
 from __future__ import annotations
@@ -29,11 +30,11 @@ def written_path(ctx: ToolContext, raw: str) -> Path:
     return path if path.is_absolute() else real_dir(ctx.cwd) / path
 
 
-def open_target(ctx: ToolContext, raw: str) -> Location:
+def open_target(ctx: ToolContext, raw: str, *, done: str = "written") -> Location:
     """Walk `raw` beneath the root it is written under (the whole file system for a path
     outside the project and the added directories, which the permission check asked
     about by its real name) and check it arrives at the checked file; the caller closes
-    the Location. Raises ToolError saying what changed and that nothing was written."""
+    the Location. Raises ToolError saying what changed and that nothing was `done`."""
     path = written_path(ctx, raw)
     allowed = roots(ctx)
     root = next((r for r in allowed if path.parts[: len(r.parts)] == r.parts), Path("/"))
@@ -42,7 +43,7 @@ def open_target(ctx: ToolContext, raw: str) -> Location:
     except UnsafePath as e:
         raise ToolError(
             f"{raw} was refused: {e}. File tools resolve a path beneath the project (or an "
-            "added directory) and never follow a symlink out of it; nothing was written. "
+            f"added directory) and never follow a symlink out of it; nothing was {done}. "
             "If the file outside is really the one meant, name its real path."
         ) from e
     except NotADirectoryError as e:
@@ -54,7 +55,7 @@ def open_target(ctx: ToolContext, raw: str) -> Location:
         found.close()
         raise ToolError(
             f"{raw} changed while the call waited: it now leads to {found.path}, not to "
-            f"{checked} that was allowed; nothing was written. Check what changed it "
+            f"{checked} that was allowed; nothing was {done}. Check what changed it "
             "(a command running at the same time?) before trying again."
         )
     return found

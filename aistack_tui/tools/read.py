@@ -12,11 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import Field
 
+from aistack_tui.beneath import Location, UnsafePath
 from aistack_tui.llm.types import ImageBlock, TextBlock
 from aistack_tui.tools.base import (
     Tool,
@@ -27,6 +30,7 @@ from aistack_tui.tools.base import (
     ToolOutput,
 )
 from aistack_tui.tools.editor import editor_failure, editor_files, is_editor_text
+from aistack_tui.tools.file_target import open_target
 from aistack_tui.tools.files import (
     BINARY_EXTENSIONS,
     BINARY_SNIFF_BYTES,
@@ -114,24 +118,23 @@ def _page_text(text: str, first: int, limit: int) -> _Page:
     return _Page(chosen, first, end < len(lines), len(lines), cut)
 
 
-def _page_stream(path: Path, first: int, limit: int, encoding: str) -> _Page:
+def _page_stream(f: BinaryIO, first: int, limit: int, encoding: str) -> _Page:
     out: list[str] = []
     used = 0
-    with path.open("rb") as f:
-        lineno = 0
-        for raw in f:
-            lineno += 1
-            if lineno < first:
-                continue
-            if len(out) >= limit:
-                return _Page(out, first, True, None)
-            line = raw.rstrip(b"\n").rstrip(b"\r").decode(encoding, errors="replace")
-            clipped = _clip(line)
-            used += len(clipped) + 8
-            if out and used > MAX_OUTPUT_CHARS:
-                return _Page(out, first, True, None, stopped_for_size=True)
-            out.append(clipped)
-        return _Page(out, first, False, lineno)
+    lineno = 0
+    for raw in f:
+        lineno += 1
+        if lineno < first:
+            continue
+        if len(out) >= limit:
+            return _Page(out, first, True, None)
+        line = raw.rstrip(b"\n").rstrip(b"\r").decode(encoding, errors="replace")
+        clipped = _clip(line)
+        used += len(clipped) + 8
+        if out and used > MAX_OUTPUT_CHARS:
+            return _Page(out, first, True, None, stopped_for_size=True)
+        out.append(clipped)
+    return _Page(out, first, False, lineno)
 
 
 def _sniff_encoding(sample: bytes) -> str:
@@ -175,19 +178,22 @@ class ReadTool(CompactSpec, Tool[ReadArgs]):
             raise ToolError(f"{path} is a directory, not a file. Use LS to list its contents.")
 
     async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
-        path = ctx.resolve(args.file_path)
-        files = editor_files(ctx)
-        read = files.read if files is not None else None
-        if read is not None and await asyncio.to_thread(_editor_may_read, path):
-            try:
-                text = await read(path)
-            except asyncio.CancelledError:
-                raise
-            except Exception as e:  # the disk still has it: say so and read that
-                output = await asyncio.to_thread(self._read, path, args, ctx)
-                return _with_note(output, editor_failure("read", path, e))
-            return self._from_editor(text, path, args, ctx)
-        return await asyncio.to_thread(self._read, path, args, ctx)
+        # One walk beneath the project, arriving at the file the check judged; the file is
+        # opened through it (tools/file_target.py), never again by name.
+        with open_target(ctx, args.file_path, done="read") as found:
+            path = found.path
+            files = editor_files(ctx)
+            read = files.read if files is not None else None
+            if read is not None and await asyncio.to_thread(_editor_may_read, path):
+                try:
+                    text = await read(path)
+                except asyncio.CancelledError:
+                    raise
+                except Exception as e:  # the disk still has it: say so and read that
+                    output = await asyncio.to_thread(self._read, found, args, ctx)
+                    return _with_note(output, editor_failure("read", path, e))
+                return self._from_editor(text, path, args, ctx)
+            return await asyncio.to_thread(self._read, found, args, ctx)
 
     def _from_editor(self, text: str, path: Path, args: ReadArgs, ctx: ToolContext
                      ) -> ToolOutput:
@@ -201,21 +207,33 @@ class ReadTool(CompactSpec, Tool[ReadArgs]):
             raise ToolError(f"Cannot read {path}: {e.strerror or e}") from e
         return self._render(page, len(text), display_path(path, ctx))
 
-    def _read(self, path: Path, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
-        if not path.exists():
+    def _read(self, found: Location, args: ReadArgs, ctx: ToolContext) -> ToolOutput:
+        path = found.path
+        if found.kind == "missing":
             raise ToolError(f"File does not exist: {path}{_did_you_mean(path)}")
-        if path.is_dir():
+        if found.kind == "dir":
             raise ToolError(f"{path} is a directory, not a file. Use LS to list its contents.")
         try:
-            st = path.stat()
-            with path.open("rb") as f:
-                head = f.read(BINARY_SNIFF_BYTES)
+            f = os.fdopen(found.open_file(), "rb")
+        except UnsafePath as e:
+            raise ToolError(f"Cannot read {path}: {e}") from e
+        except OSError as e:
+            raise ToolError(f"Cannot read {path}: {e.strerror or e}") from e
+        with f:
+            return self._read_open(f, path, args, ctx)
+
+    def _read_open(self, f: BinaryIO, path: Path, args: ReadArgs, ctx: ToolContext
+                   ) -> ToolOutput:
+        try:
+            st = os.fstat(f.fileno())
+            head = f.read(BINARY_SNIFF_BYTES)
+            f.seek(0)
         except OSError as e:
             raise ToolError(f"Cannot read {path}: {e.strerror or e}") from e
         shown = display_path(path, ctx)
 
         if path.suffix.lower() in IMAGE_TYPES:
-            return self._image(path, st.st_size, head, ctx, shown)
+            return self._image(f, path, st, head, ctx, shown)
         if path.suffix.lower() in BINARY_EXTENSIONS or looks_binary(head):
             raise ToolError(
                 f"{path} is a binary file ({_human(st.st_size)}); Read shows text files and "
@@ -234,12 +252,12 @@ class ReadTool(CompactSpec, Tool[ReadArgs]):
         limit = args.limit or DEFAULT_LIMIT
         try:
             if st.st_size <= MAX_WHOLE_FILE_BYTES:
-                page = _page_small(path.read_bytes(), first, limit)
+                page = _page_small(f.read(), first, limit)
             else:
-                page = _page_stream(path, first, limit, _sniff_encoding(head))
+                page = _page_stream(f, first, limit, _sniff_encoding(head))
         except OSError as e:
             raise ToolError(f"Cannot read {path}: {e.strerror or e}") from e
-        record_read(ctx, path)
+        record_read(ctx, path, st)
         return self._render(page, st.st_size, shown)
 
     def _render(self, page: _Page, size: int, shown: str) -> ToolOutput:
@@ -270,16 +288,18 @@ class ReadTool(CompactSpec, Tool[ReadArgs]):
         )
 
     def _image(
-        self, path: Path, size: int, head: bytes, ctx: ToolContext, shown: str
+        self, f: BinaryIO, path: Path, st: os.stat_result, head: bytes, ctx: ToolContext,
+        shown: str,
     ) -> ToolOutput:
+        size = st.st_size
         if size > MAX_IMAGE_BYTES:
             raise ToolError(
                 f"{path} is {_human(size)}; images over {_human(MAX_IMAGE_BYTES)} cannot be sent "
                 "to the model. Resize it first (for example with ImageMagick via Bash)."
             )
-        data = path.read_bytes()
+        data = f.read()
         media = _image_type(path, head)
-        record_read(ctx, path)
+        record_read(ctx, path, st)
         return ToolOutput(
             [
                 TextBlock(text=f"Image {shown} ({media}, {_human(size)})"),

@@ -4,7 +4,8 @@ The attack (issue 21): in one batch an allowed command loops `ln -sfn ~/.gitconf
 while the model sends many `Write x`. Here a thread plays the command, flipping names
 between a real file or directory inside the project and a symlink leaving it (or
 pointing at `.git/config`), as fast as it can, while thousands of Write and Edit calls
-go through the real tool runner: the permission engine checks each, the tool runs it.
+go through the real tool runner: the permission engine checks each, the tool runs it;
+Reads race a link to a file a deny rule covers the same way.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from aistack_tui.tools.base import FileReadRecord, ToolContext, ToolRegistry
 from aistack_tui.tools.builtin import builtin_tools
 
 ROUNDS_SECONDS = 3.0
+DENIED = "DENIED-TOKEN-5e2a"
 BATCH = 60
 
 
@@ -90,6 +92,9 @@ def world(tmp_path: Path) -> tuple[Path, Path, Path]:
     (project / "y.inside").write_text("inside\n")
     outside.mkdir(exist_ok=True)
     (outside / ".gitconfig").write_text("[user]\n")
+    (project / "private").mkdir()
+    (project / "private" / "token").write_text(DENIED + "\n")
+    (project / "z.inside").write_text("public\n")
     return project, outside, tmp_path
 
 
@@ -98,7 +103,7 @@ async def test_symlink_swaps_racing_thousands_of_writes_never_write_outside(
 ) -> None:
     project, outside, tmp_path = world
     engine = PermissionEngine(
-        layers=[RuleLayer("test", allow=[], ask=[], deny=[])],
+        layers=[RuleLayer("test", allow=[], ask=[], deny=["Read(./private/**)"])],
         mode="acceptEdits",  # edits inside the project run without asking
         project_root=project,
         home=outside,
@@ -125,6 +130,8 @@ async def test_symlink_swaps_racing_thousands_of_writes_never_write_outside(
         (project / "x", project / "x.inside", outside / ".bashrc"),
         # a file that becomes a link to the repository's config, inside the project
         (project / "y", project / "y.inside", project / ".git" / "config"),
+        # a file to read that becomes a link to a file a deny rule keeps from Read
+        (project / "z", project / "z.inside", project / "private" / "token"),
     ):
         deadline = time.monotonic() + ROUNDS_SECONDS
         round_no = 0
@@ -133,7 +140,10 @@ async def test_symlink_swaps_racing_thousands_of_writes_never_write_outside(
             calls: list[ToolUseBlock] = []
             for i in range(BATCH):
                 n = f"{round_no}-{i}"
-                target = ("d/.gitconfig-" + n, "x", "y")[i % 3]
+                if i % 4 == 3:
+                    calls.append(ToolUseBlock(id=f"c{n}", name="Read", input={"file_path": "z"}))
+                    continue
+                target = ("d/.gitconfig-" + n, "x", "y")[i % 4]
                 calls.append(ToolUseBlock(id=f"c{n}", name="Write", input={
                     "file_path": target, "content": f"pwned {n}\n"}))
             for name in ("x.inside", "y.inside"):
@@ -141,6 +151,7 @@ async def test_symlink_swaps_racing_thousands_of_writes_never_write_outside(
             results = await runner.run_all(calls, lambda _e: None, lambda: False)
             calls_made += len(calls)
             for block in results:
+                assert DENIED not in block.text()
                 if block.is_error:
                     refused += 1
                 else:

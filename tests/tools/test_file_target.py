@@ -146,3 +146,18 @@ def test_no_follow_walks_refuse_every_symlink_on_the_way(tmp_path: Path) -> None
         found.remove()
     assert (root / "real").is_dir()
     assert not (root / "link").exists()
+
+
+async def test_read_through_a_symlink_leaving_the_project_is_refused(
+    ctx: ToolContext, project: Path, outside: Path
+) -> None:
+    (outside / "secret").write_text("s3cret\n")
+    (project / "x").symlink_to(outside / "secret")
+    with pytest.raises(ToolError, match="nothing was read"):
+        await call(ReadTool(), ctx, file_path="x")
+    token = checked_path.set(project.resolve() / "other")
+    try:
+        with pytest.raises(ToolError, match="changed while the call waited"):
+            await call(ReadTool(), ctx, file_path=str(outside / "secret"))
+    finally:
+        checked_path.reset(token)
