@@ -13,6 +13,7 @@ Read opens its file the same way, so a read cannot be turned into one of a denie
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from aistack_tui.beneath import Location, UnsafePath, locate_path, real_dir
@@ -30,14 +31,28 @@ def written_path(ctx: ToolContext, raw: str) -> Path:
     return path if path.is_absolute() else real_dir(ctx.cwd) / path
 
 
+def _root_for(path: Path, allowed: list[Path]) -> Path:
+    """The root `path` is walked beneath: the allowed root it is written under, also once
+    its `..` are collapsed; else `/` (a path outside, or `../x` climbing out, which the
+    permission check judged by its real name and the walk must arrive at)."""
+    collapsed = Path(os.path.normpath(path))
+    for root in allowed:
+        if _under(path, root) and _under(collapsed, root):
+            return root
+    return Path("/")
+
+
+def _under(path: Path, root: Path) -> bool:
+    return path.parts[: len(root.parts)] == root.parts
+
+
 def open_target(ctx: ToolContext, raw: str, *, done: str = "written") -> Location:
     """Walk `raw` beneath the root it is written under (the whole file system for a path
     outside the project and the added directories, which the permission check asked
     about by its real name) and check it arrives at the checked file; the caller closes
     the Location. Raises ToolError saying what changed and that nothing was `done`."""
     path = written_path(ctx, raw)
-    allowed = roots(ctx)
-    root = next((r for r in allowed if path.parts[: len(r.parts)] == r.parts), Path("/"))
+    root = _root_for(path, roots(ctx))
     try:
         found = locate_path(path, [root])
     except UnsafePath as e:

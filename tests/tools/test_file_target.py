@@ -46,15 +46,23 @@ async def test_write_below_a_directory_symlink_leaving_the_project_is_refused(
     assert list(outside.iterdir()) == []
 
 
-async def test_dotdot_out_of_the_project_is_refused_and_the_real_path_works(
+async def test_dotdot_out_of_the_project_must_arrive_where_the_check_looked(
     ctx: ToolContext, project: Path, outside: Path
 ) -> None:
-    with pytest.raises(ToolError, match=r"'\.\.'"):
+    real = outside.resolve() / "new.txt"
+    token = checked_path.set(project.resolve() / "new.txt")  # judged something else
+    try:
+        with pytest.raises(ToolError, match="changed while the call waited"):
+            await call(WriteTool(), ctx, file_path="../outside/new.txt", content="x\n")
+        assert not real.exists()
+    finally:
+        checked_path.reset(token)
+    token = checked_path.set(real)
+    try:
         await call(WriteTool(), ctx, file_path="../outside/new.txt", content="x\n")
-    assert not (outside / "new.txt").exists()
-    # Named by its real path, a file outside is the permission check's business.
-    await call(WriteTool(), ctx, file_path=str(outside / "new.txt"), content="x\n")
-    assert (outside / "new.txt").read_text() == "x\n"
+    finally:
+        checked_path.reset(token)
+    assert real.read_text() == "x\n"
 
 
 async def test_symlink_inside_the_project_is_still_followed(
