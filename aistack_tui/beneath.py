@@ -241,7 +241,7 @@ def locate(root: Path, relative: Sequence[str], *, follow: bool = True) -> Locat
     symlink, NotADirectoryError when a component on the way is a file, FileNotFoundError
     when `root` itself is missing. The caller closes the returned Location.
     """
-    parts = [p for p in relative if p not in ("", ".")]
+    parts = _steps(relative)
     if not parts:
         raise UnsafePath(f"{root} is the root itself, not a file beneath it")
     fds = [os.open(str(root), _DIR_FLAGS & ~os.O_NOFOLLOW)]
@@ -256,8 +256,10 @@ def locate(root: Path, relative: Sequence[str], *, follow: bool = True) -> Locat
                     raise UnsafePath(f"'..' in {_joined(parts)} leaves {root}")
                 os.close(fds.pop())
                 names.pop()
-                continue
-            if part in ("", "."):
+                if not pending:
+                    raise IsADirectoryError(
+                        errno.EISDIR, "Is a directory", str(root.joinpath(*names))
+                    )
                 continue
             last = not pending
             here = root.joinpath(*names, part)
@@ -266,12 +268,13 @@ def locate(root: Path, relative: Sequence[str], *, follow: bool = True) -> Locat
             except FileNotFoundError:
                 if last:
                     return Location(root, names, fds, [], part, "missing")
-                rest = [p for p in pending if p not in ("", ".")]
-                if ".." in rest:
+                if ".." in pending:
                     raise UnsafePath(
                         f"{_joined(parts)} goes up ('..') from {here}, which does not exist"
                     ) from None
-                return Location(root, names, fds, [part, *rest[:-1]], rest[-1], "missing")
+                return Location(
+                    root, names, fds, [part, *pending[:-1]], pending[-1], "missing"
+                )
             if stat.S_ISLNK(st.st_mode):
                 if not follow:
                     if last:
@@ -289,10 +292,10 @@ def locate(root: Path, relative: Sequence[str], *, follow: bool = True) -> Locat
                         os.close(fd)
                     del fds[1:]
                     names.clear()
-                    pending[:0] = list(inside)
+                    pending[:0] = _steps(inside)
                 else:
-                    pending[:0] = target.split("/")
-                if not pending or all(p in ("", ".") for p in pending):
+                    pending[:0] = _steps(target.split("/"))
+                if not pending:
                     raise UnsafePath(f"{here} is a symlink to a directory, not a file")
                 continue
             if last:
@@ -387,13 +390,18 @@ def _beneath(path: Path, root: Path) -> tuple[str, ...] | None:
     return parts[len(root_parts):]
 
 
+def _steps(parts: Sequence[str]) -> list[str]:
+    """The components a walk takes (`""` and `.` are no steps)."""
+    return [p for p in parts if p not in ("", ".")]
+
+
 def _joined(parts: Sequence[str]) -> str:
     return "/".join(parts)
 
 
 def _temp_name(name: str) -> str:
     # Dot-prefixed and unique, short enough for NAME_MAX whatever the final name's length.
-    return f".{name[:200]}.{secrets.token_hex(4)}.tmp"
+    return f".{name[:60]}.{secrets.token_hex(4)}.tmp"
 
 
 def _umask() -> int:

@@ -169,3 +169,21 @@ async def test_read_through_a_symlink_leaving_the_project_is_refused(
             await call(ReadTool(), ctx, file_path=str(outside / "secret"))
     finally:
         checked_path.reset(token)
+
+
+def test_dots_and_trailing_slashes_in_links_walk_like_the_kernel(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "f").write_text("f\n")
+    (root / "dirlink").symlink_to("sub/")
+    (root / "dot").symlink_to(".")
+    assert read_beneath(root / "dirlink" / "f", [root]) == b"f\n"
+    assert read_beneath(root / "dot" / "sub" / "." / "f", [root]) == b"f\n"
+    with pytest.raises(IsADirectoryError):
+        locate(root, ["sub", ".."])
+    with pytest.raises(UnsafePath, match="directory"):
+        locate(root, ["dot"])
+    with locate(root, ["new", "deeper", "file"]) as found:
+        assert found.kind == "missing" and found.missing == ["new", "deeper"]
+        found.write(b"x")
+    assert (root / "new" / "deeper" / "file").read_bytes() == b"x"
