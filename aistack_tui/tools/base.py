@@ -116,7 +116,11 @@ class ToolContext:
     file_locks: dict[Path, asyncio.Lock] = field(default_factory=dict)
 
     def resolve(self, path: str) -> Path:
-        """An absolute, normalised path: `~` expanded, relative to `cwd`, symlinks followed."""
+        """An absolute, normalised path: `~` expanded, relative to `cwd`, symlinks followed.
+
+        A name for showing, locking and searching; never open a file the model named by
+        it (it may be swapped for a link right after): Read, Write and Edit go through
+        `file_target.open_target`."""
         p = Path(path).expanduser()
         if not p.is_absolute():
             p = self.cwd / p
