@@ -345,8 +345,8 @@ class ExposurePolicy:
         # then the roots for secrets files and repositories.
         deny_starts = [Path(os.path.realpath(s)) for s in self._rule_roots()]
         for start in dict.fromkeys(deny_starts):
-            if start.is_dir():
-                self._walk_dir(start, consider, budget, scan, skip=frozenset())
+            if start.is_dir():  # git's objects hold no file a path rule names
+                self._walk_dir(start, consider, budget, scan, skip=frozenset({".git"}))
             elif start.exists():
                 consider(start, False)
         for start in self.roots:
