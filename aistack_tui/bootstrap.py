@@ -93,6 +93,7 @@ async def open_session(
     from aistack_tui.context.system_prompt import build_system_prompt
     from aistack_tui.llm.retry import RetryPolicy
     from aistack_tui.sessions.sqlite_store import open_session_store
+    from aistack_tui.subagent_types import load_subagents
     from aistack_tui.tools.base import ToolContext, ToolRegistry
     from aistack_tui.tools.builtin import builtin_tools
     from aistack_tui.wiring import attach_extensions
@@ -199,7 +200,15 @@ async def open_session(
             route_for=router.route,
         )
         cleanup.push_async_callback(router.aclose)
-        tools.register(TaskTool(lambda: agent))
+        subagents = load_subagents(
+            config, trust.ignored_names("agent"), model_string, router.model
+        )
+        extensions.subagents = subagents
+        tools.register(TaskTool(lambda: agent, lambda: subagents.types))
+        if interactive:
+            for problem in subagents.problems:
+                if "not trusted" not in problem:  # the trust notice says that once
+                    agent.notify(f"subagent: {problem}", "warning")
         tools.register(PresentPlanTool(lambda: agent, engine))
         if trust.ignored and interactive:
             agent.notify(

@@ -246,6 +246,25 @@ def _command_items(config: RunConfig) -> list[TrustItem]:
     return items
 
 
+def _agent_items(config: RunConfig) -> list[TrustItem]:
+    """Project subagents: each sets a system prompt, tools and a model for the Task tool."""
+    from aistack_tui.skills.agents import AgentSet, agent_locations
+
+    locations = [
+        (label, folder)
+        for label, folder in agent_locations(config.project_root, config.home)
+        if label.startswith("project")
+    ]
+    items: list[TrustItem] = []
+    for agent in AgentSet.from_locations(locations).agents.values():
+        where = _relative(config, agent.path)
+        tools = ", ".join(agent.tools) if agent.tools else "all tools"
+        detail = f"tools: {tools}; model: {agent.model or 'inherit'} ({where})"
+        items.append(_item("agent", agent.name, detail,
+                           [where, agent.tools, agent.model, agent.prompt], str(agent.path)))
+    return items
+
+
 def untrusted_command_names(config: RunConfig) -> set[str]:
     """Project slash commands whose current `allowed-tools` the user has not agreed to.
 
@@ -268,6 +287,7 @@ def project_trust_items(config: RunConfig) -> list[TrustItem]:
             items += _layer_items(layer, _relative(config, layer.source))
     items += _skill_items(config)
     items += _command_items(config)
+    items += _agent_items(config)
     return items
 
 

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from aistack_tui.permissions.engine import PermissionEngine
     from aistack_tui.session.config import RunConfig
     from aistack_tui.skills.registry import SkillRegistry
+    from aistack_tui.subagent_types import Subagents
     from aistack_tui.tools.base import Tool, ToolContext, ToolRegistry
     from aistack_tui.trust_gate import TrustDecision
 
@@ -38,6 +39,8 @@ class Extensions:
     knowledge: Any = None
     injector: ContextInjector | None = None
     warnings: list[str] = field(default_factory=list)
+    subagents: Subagents | None = None
+    """The custom subagents the Task tool offers (set by bootstrap once the router is)."""
     _todo_snapshot: str = ""
 
     def mcp_statuses(self) -> list[dict[str, str]]:

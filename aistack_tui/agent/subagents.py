@@ -7,22 +7,35 @@ result; its tokens and cost are added to the parent's totals. Parallel `Task` ca
 one message run concurrently because the tool runner runs calls concurrently and `Task`
 takes no lock. `build_child_agent` and `run_child` are shared with plan execution
 (`agent/plan_tool.py`).
+
+Custom subagents (`.claude/agents/*.md` and friends, loaded by the session) arrive as
+`SubagentType`s: the model picks one by `subagent_type`; the child then gets only the
+tools the type lists, the type's prompt as its system prompt and the type's model.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import Field
 
 from aistack_tui.agent import events as ev
-from aistack_tui.tools.base import Tool, ToolArgs, ToolCallDisplay, ToolContext, ToolOutput
+from aistack_tui.tools.base import (
+    Tool,
+    ToolArgs,
+    ToolCallDisplay,
+    ToolContext,
+    ToolError,
+    ToolOutput,
+)
 
 if TYPE_CHECKING:
     from aistack_tui.agent.runtime import Agent
+    from aistack_tui.llm.model_info import ModelInfo
+    from aistack_tui.llm.provider import Provider
 
 SUBAGENT_MAX_TURNS = 40
 NESTING_TOOLS: frozenset[str] = frozenset({"Task", "PresentPlan"})
@@ -35,9 +48,35 @@ SUBAGENT_PROMPT = (
 )
 
 
+GENERAL_PURPOSE = "general-purpose"
+
+
 class TaskArgs(ToolArgs):
     description: str = Field(description="A short (3-5 word) description of the task")
     prompt: str = Field(description="The full task for the subagent to perform")
+    subagent_type: str = Field(
+        default=GENERAL_PURPOSE,
+        description="The type of subagent to use (one of the types listed in this tool's "
+        "description)",
+    )
+
+
+ModelChoice = Callable[[], "tuple[Provider, ModelInfo]"]
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentType:
+    """A custom subagent the model may start: its prompt, tools and model."""
+
+    name: str
+    description: str
+    prompt: str
+    tools: tuple[str, ...] | None = None
+    """The only tools it gets (None: the main agent's, but Task)."""
+    model: ModelChoice | None = None
+    """Builds its model on first use (None: the subagent route or the main model). Raises
+    an exception whose message says why the model cannot be used."""
+    model_name: str = ""
 
 
 class TaskTool(Tool[TaskArgs]):
@@ -46,11 +85,36 @@ class TaskTool(Tool[TaskArgs]):
     read_only: ClassVar[bool] = False
     needs_permission: ClassVar[bool] = False
 
-    def __init__(self, parent: Callable[[], Agent]) -> None:
+    def __init__(
+        self,
+        parent: Callable[[], Agent],
+        types: Callable[[], Sequence[SubagentType]] = tuple,
+    ) -> None:
         self._parent = parent
+        self._types = types
+
+    @property
+    def description(self) -> str:
+        lines = [f"- {GENERAL_PURPOSE}: the default; your tools (but Task) and model, for "
+                 "research and multi-step tasks"]
+        for t in self._types():
+            tools = ", ".join(t.tools) if t.tools else "all tools"
+            lines.append(f"- {t.name}: {t.description} (Tools: {tools})")
+        return (super().description + "\n\nAvailable subagent types (`subagent_type`):\n"
+                + "\n".join(lines))
 
     def describe(self, args: TaskArgs) -> ToolCallDisplay:
-        return ToolCallDisplay(summary=f"Task {args.description}", detail=args.prompt)
+        kind = "" if args.subagent_type == GENERAL_PURPOSE else f" ({args.subagent_type})"
+        return ToolCallDisplay(summary=f"Task {args.description}{kind}", detail=args.prompt)
+
+    def _type(self, name: str) -> SubagentType | None:
+        if name == GENERAL_PURPOSE:
+            return None
+        for t in self._types():
+            if t.name == name:
+                return t
+        known = ", ".join([GENERAL_PURPOSE, *(t.name for t in self._types())])
+        raise ToolError(f"Unknown subagent_type {name!r}; use one of: {known}")
 
     async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolOutput:
         return await self.run_with_events(args, ctx, lambda _e: None, "")
@@ -63,7 +127,16 @@ class TaskTool(Tool[TaskArgs]):
         tool_use_id: str,
     ) -> ToolOutput:
         parent = self._parent()
-        child = build_child_agent(parent, ctx)
+        kind = self._type(args.subagent_type)
+        try:
+            child = build_child_agent(parent, ctx, kind=kind)
+        except ToolError:
+            raise
+        except Exception as e:  # the type's model cannot be built (no key, unknown model)
+            raise ToolError(
+                f"Subagent {args.subagent_type!r} cannot start: its model "
+                f"{kind.model_name if kind else ''} is not usable here: {e}"
+            ) from e
         result = await run_child(parent, child, args.prompt, emit, tool_use_id, args.description)
         end, error = result.end, result.error
         turns = end.num_turns if end else 0
@@ -91,13 +164,18 @@ class ChildResult:
 
 
 def build_child_agent(
-    parent: Agent, ctx: ToolContext, *, max_turns: int = SUBAGENT_MAX_TURNS
+    parent: Agent,
+    ctx: ToolContext,
+    *,
+    max_turns: int = SUBAGENT_MAX_TURNS,
+    kind: SubagentType | None = None,
 ) -> Agent:
     """A fresh agent sharing the parent's permissions, approver, hooks and file locks.
 
     Used by `Task` and by plan execution (`PresentPlan`). The child gets its own read
     records, Bash directory and todo list, and none of the tools that start agents, so
-    nesting stays one level deep.
+    nesting stays one level deep. A custom `kind` narrows its tools to those it lists and
+    gives it its own prompt and model.
     """
     from aistack_tui.agent.runtime import Agent
     from aistack_tui.agent.tool_runner import ToolRunner
@@ -105,8 +183,12 @@ def build_child_agent(
     child_context = dataclasses.replace(
         ctx, read_files={}, bash_cwd=None, todos=[], file_locks=ctx.file_locks
     )
+    tools = parent.runner.tools.clone(exclude=set(NESTING_TOOLS))
+    if kind is not None and kind.tools is not None:
+        listed = set(kind.tools)
+        tools = tools.clone(exclude={n for n in tools.names() if n not in listed})
     runner = ToolRunner(
-        tools=parent.runner.tools.clone(exclude=set(NESTING_TOOLS)),
+        tools=tools,
         permissions=parent.runner.permissions,
         approver=parent.runner.approver,
         context=child_context,
@@ -115,12 +197,18 @@ def build_child_agent(
         post_tool_hook=parent.runner.post_tool_hook,
         before_mutation=parent.runner.before_mutation,
     )
-    provider, model_info = parent.route_for("subagent") or (parent.provider, parent.model_info)
+    if kind is not None and kind.model is not None:
+        provider, model_info = kind.model()
+    else:
+        provider, model_info = (
+            parent.route_for("subagent") or (parent.provider, parent.model_info)
+        )
+    prompt = parent.system_prompt if kind is None else kind.prompt
     return Agent(
         provider=provider,
         model_info=model_info,
         runner=runner,
-        system_prompt=f"{parent.system_prompt}\n\n{SUBAGENT_PROMPT}",
+        system_prompt=f"{prompt}\n\n{SUBAGENT_PROMPT}",
         retry_policy=parent.retry_policy,
         max_turns=max_turns,
         max_output_tokens=parent.max_output_tokens,

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from aistack_tui.sessions.sqlite_store import SqliteSessionStore
     from aistack_tui.settings.trust import TrustItem
     from aistack_tui.skills.commands import CommandSet
+    from aistack_tui.subagent_types import Subagents
     from aistack_tui.skills.registry import SkillRegistry
     from aistack_tui.tools.base import ToolCallDisplay, ToolContext
     from aistack_tui.tools.editor import EditorTerminal, FileReader, FileWriter
@@ -395,6 +396,11 @@ class LiveSession:
         return self.engine.revoke_session(rule)
 
     # --- extensions ----------------------------------------------------------------------
+
+    def subagents(self) -> Subagents | None:
+        """The custom subagents the Task tool offers (`.claude/agents/` and friends), with
+        the files that were skipped and why."""
+        return self.extensions.subagents
 
     def custom_commands(self) -> CommandSet:
         """The slash command files of the project and the user (`.claude/commands/`,

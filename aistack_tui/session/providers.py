@@ -120,6 +120,11 @@ class ModelRouter:
         model = self.routes.get(kind)
         if model is None:
             return None
+        return self.model(model)
+
+    def model(self, model: str) -> tuple[Provider, ModelInfo]:
+        """Any model by its string (a custom subagent's), built once and closed with the
+        session; raises what `build_provider` raises when it cannot be used."""
         if model not in self._built:
             self._built[model] = build_provider(self.config, model)
         return self._built[model]

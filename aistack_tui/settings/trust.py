@@ -21,7 +21,7 @@ TRUST_FILE = "trusted-projects.json"
 
 TrustKind: TypeAlias = Literal[
     "mcp", "hooks", "allow", "mode", "directory", "sandbox", "provider", "env", "apiKeys",
-    "skill", "command",
+    "skill", "command", "agent",
 ]
 
 
@@ -51,6 +51,7 @@ KIND_LABELS: dict[TrustKind, str] = {
     "apiKeys": "API keys in",
     "skill": "allowed-tools of skill",
     "command": "allowed-tools of command",
+    "agent": "subagent",
 }
 
 

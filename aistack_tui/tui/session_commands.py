@@ -225,6 +225,26 @@ async def _skills(app: CommandHost, args: str) -> None:
     await app.notice("\n".join(lines), "warning" if skills.problems else "info")
 
 
+@command("agents", "Custom subagents the Task tool offers, and any problems", while_busy=True)
+async def _agents(app: CommandHost, args: str) -> None:
+    found = app.require_session().subagents()
+    if found is None or not (found.definitions or found.problems):
+        await app.notice(
+            "No custom subagents: add Markdown files to .claude/agents/ (or ~/.claude/agents/)"
+            " with a name, a description and optionally tools and model."
+        )
+        return
+    lines = [f"Subagents ({len(found.definitions)}):"] if found.definitions else []
+    for agent in sorted(found.definitions, key=lambda a: a.name):
+        tools = ", ".join(agent.tools) if agent.tools else "all tools"
+        lines.append(f"  {agent.name} — {agent.description[:120]}  "
+                     f"[{tools}; model {agent.model or 'inherit'}; {agent.path}]")
+    if found.problems:
+        lines.append("Problems:")
+        lines += [f"  ⚠ {p}" for p in found.problems]
+    await app.notice("\n".join(lines), "warning" if found.problems else "info")
+
+
 # --- /undo and /rewind ---------------------------------------------------------------------
 
 

@@ -191,3 +191,20 @@ def test_skill_body_stays_out_of_the_first_request_with_the_code_index_on(
     assert "CODE-MARKER-4242" in first  # the code index was on and injected
     assert "deploy-checklist" in first and "Steps to follow before deploying." in first
     assert "SKILL-BODY-MARKER" not in first
+
+
+def test_doctor_lists_subagents_and_their_problems(git_repo: Path, tmp_path: Path) -> None:
+    user_agents = tmp_path / "user-home" / ".claude" / "agents"  # HOME of every test
+    user_agents.mkdir(parents=True)
+    (user_agents / "helper.md").write_text(
+        "---\nname: helper\ndescription: Helps.\ntools: Read\n---\nYou help.\n")
+    project_agents = git_repo / ".claude" / "agents"
+    project_agents.mkdir(parents=True)
+    (project_agents / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reviews.\nmodel: opus\n---\nYou review.\n")
+    (project_agents / "broken.md").write_text("---\nname: broken\n---\nno description\n")
+    out = run_aistack(["doctor"], cwd=git_repo).stdout
+    assert f"subagent: helper (Read; model inherit) from {user_agents / 'helper.md'}" in out
+    assert "not trusted yet: subagent reviewer in" in out
+    assert "project subagent 'reviewer' not loaded: the project is not trusted" in out
+    assert "`description` is missing" in out

@@ -96,6 +96,22 @@ async def test_skills_lists_the_catalogue_and_problems(make_app, git_repo: Path)
         assert "Problems:" in shown and "broken" in shown
 
 
+async def test_agents_lists_custom_subagents_and_problems(
+    make_app, git_repo: Path, tmp_path: Path
+) -> None:
+    agents = tmp_path / "user-home" / ".claude" / "agents"  # HOME of every test
+    agents.mkdir(parents=True)
+    (agents / "helper.md").write_text(
+        "---\nname: helper\ndescription: Finds things.\ntools: Read, Grep\n---\nYou help.\n")
+    (agents / "broken.md").write_text("---\nname: broken\n---\nno description\n")
+    app = make_app()
+    async with app.run_test(size=(120, 30)) as pilot:
+        await ready(pilot)
+        shown = await command(pilot, "/agents", "Subagents (")
+        assert "helper — Finds things." in shown and "Read, Grep" in shown
+        assert "Problems:" in shown and "`description` is missing" in shown
+
+
 def write_turn(path: str, content: str, text: str) -> list[Turn]:
     return [Turn(tool_calls=[ToolCall("Write", {"file_path": path, "content": content})]),
             Turn(text=text)]

@@ -44,6 +44,20 @@ def _settings_lines(config: RunConfig, out: TextIO) -> None:
         out.write(_line(True, "slash commands", names))
     for problem in commands.problems:
         out.write(_line(None, "slash command skipped", problem))
+    _agent_lines(config, {i.name for i in pending if i.kind == "agent"}, out)
+
+
+def _agent_lines(config: RunConfig, untrusted: set[str], out: TextIO) -> None:
+    """The custom subagents the Task tool would offer, and the files it would skip."""
+    from aistack_tui.subagent_types import discover_agents
+
+    agents = discover_agents(config, untrusted)
+    for agent in sorted(agents.agents.values(), key=lambda a: a.name):
+        tools = ", ".join(agent.tools) if agent.tools else "all tools"
+        detail = f"{agent.name} ({tools}; model {agent.model or 'inherit'}) from {agent.path}"
+        out.write(_line(True, "subagent", detail))
+    for problem in agents.problems:
+        out.write(_line(None, "subagent skipped", problem))
 
 
 async def run(args: argparse.Namespace, config: RunConfig) -> int:
