@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     from aistack_tui.sessions.sqlite_store import SqliteSessionStore
     from aistack_tui.settings.trust import TrustItem
     from aistack_tui.skills.commands import CommandSet
-    from aistack_tui.subagent_types import Subagents
     from aistack_tui.skills.registry import SkillRegistry
+    from aistack_tui.subagent_types import Subagents
     from aistack_tui.tools.base import ToolCallDisplay, ToolContext
     from aistack_tui.tools.editor import EditorTerminal, FileReader, FileWriter
     from aistack_tui.wiring import Extensions
