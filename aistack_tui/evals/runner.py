@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from aistack_tui.evals.store import EvalStore, TaskResult
 from aistack_tui.evals.tasks import EvalTask
+from aistack_tui.hardened_git import hardened_git
 
 if TYPE_CHECKING:
     from aistack_tui.session.config import RunConfig
@@ -41,13 +42,13 @@ def prepare_repo(task: EvalTask, parent: Path) -> Path:
     """Copy the task's files into `parent/<name>` and commit them, as a real project."""
     work = parent / task.name
     shutil.copytree(task.repo, work)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | GIT_IDENTITY
-    for argv in (
-        ["git", "init", "-q", "-b", "main"],
-        ["git", "add", "-A"],
-        ["git", "commit", "-q", "--no-verify", "-m", "task fixture"],
+    for args in (
+        ["init", "-q", "-b", "main"],
+        ["add", "-A"],
+        ["commit", "-q", "--no-verify", "-m", "task fixture"],
     ):
-        subprocess.run(argv, cwd=work, env=env, check=True, capture_output=True)
+        call = hardened_git(*args, env=GIT_IDENTITY)
+        subprocess.run(call.argv, cwd=work, env=call.env, check=True, capture_output=True)
     return work
 
 
