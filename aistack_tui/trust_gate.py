@@ -291,21 +291,37 @@ def project_trust_items(config: RunConfig) -> list[TrustItem]:
     return items
 
 
-async def decide_project_trust(config: RunConfig) -> TrustDecision:
-    """Which of the project's items apply: all of them when trusted (now, before, or with
-    `--trust-project`); otherwise the ones the user has not agreed to are left out."""
-    from aistack_tui.settings.trust import remember, untrusted
+def decide_without_asking(config: RunConfig) -> TrustDecision:
+    """Which of the project's items apply when nobody is asked: all of them when trusted
+    (before, or with `--trust-project`); otherwise the ones not agreed to are left out."""
+    from aistack_tui.settings.trust import untrusted
 
     items = project_trust_items(config)
     if not items or config.trust_project:
         return TrustDecision(items)
-    pending = untrusted(config.home, config.project_root, items)
-    if not pending:
-        return TrustDecision(items)
-    if config.trust_prompt is not None and await config.trust_prompt(pending):
+    return TrustDecision(items, untrusted(config.home, config.project_root, items))
+
+
+async def decide_project_trust(config: RunConfig) -> TrustDecision:
+    """`decide_without_asking`, then the TUI's dialog (`trust_prompt`) for what is left out:
+    agreed items are remembered and apply."""
+    from aistack_tui.settings.trust import remember
+
+    decision = decide_without_asking(config)
+    pending = decision.ignored
+    if pending and config.trust_prompt is not None and await config.trust_prompt(pending):
         remember(config.home, config.project_root, pending)
-        return TrustDecision(items)
-    return TrustDecision(items, pending)
+        return TrustDecision(decision.items)
+    return decision
+
+
+def gate_subcommand(config: RunConfig) -> tuple[RunConfig, TrustDecision]:
+    """The config a project-run subcommand (`mcp list`, `permissions check|lint`, `doctor`,
+    `index`) works from: like print mode it never asks, and leaves out what the user has
+    not agreed to. Without this `aistack mcp list` started an untrusted project's servers
+    (sending them whatever `${VAR}` named) and `permissions check` applied its allow rules."""
+    decision = decide_without_asking(config)
+    return apply_trust(config, decision), decision
 
 
 async def check_project_trust(config: RunConfig) -> bool:
@@ -434,6 +450,15 @@ def trust_saved_rules(engine: PermissionEngine, config: RunConfig) -> None:
         remember(config.home, config.project_root, [_item("allow", rule, "", rule, "")])
 
     engine.save_rule = save_and_trust
+
+
+def untrusted_notice(items: Iterable[TrustItem]) -> str:
+    """The one stderr line saying what of the project's files this run left out."""
+    return (
+        "aistack: ignored what this project's files ask for (not trusted): "
+        f"{ignored_summary(items)}; to apply it, run with --trust-project or trust the "
+        "project once in the interactive app"
+    )
 
 
 def ignored_summary(items: Iterable[TrustItem]) -> str:

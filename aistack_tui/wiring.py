@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from aistack_tui.agent.runtime import Agent
     from aistack_tui.context.injection import ContextInjector
+    from aistack_tui.mcp.config import ServerConfig
     from aistack_tui.mcp.manager import McpManager, ServerStatus
     from aistack_tui.memory.manager import MemoryManager
     from aistack_tui.permissions.engine import PermissionEngine
@@ -138,19 +139,16 @@ def attach_skills(
     return skills
 
 
-async def attach_mcp(
-    config: RunConfig,
-    tools: ToolRegistry,
-    context: ToolContext,
-    context_window: int,
-    *,
-    trust: TrustDecision | None = None,
-) -> tuple[McpManager | None, list[str]]:
+def mcp_server_configs(
+    config: RunConfig, trust: TrustDecision | None = None
+) -> tuple[dict[str, ServerConfig], list[str]]:
+    """Every MCP server of this run by name, and the warnings to show. Servers the user
+    has not agreed to are left out before they are read, so nothing they would take from
+    the environment (`${VAR}` in env, headers or URL) is ever expanded or sent anywhere."""
     from aistack_tui.mcp.config import load_mcp_config
     from aistack_tui.settings.layers import merge
     from aistack_tui.trust_gate import is_project_layer
 
-    settings = config.loaded.settings
     user_servers: dict[str, Any] = {}
     project_servers: list[tuple[str, Any]] = []
     for layer in config.loaded.layers:
@@ -161,17 +159,23 @@ async def attach_mcp(
             project_servers.append((layer.source, servers))
         elif isinstance(servers, dict):
             user_servers = merge(user_servers, servers)  # pyright: ignore[reportUnknownArgumentType]
-    configs, warnings = load_mcp_config(
+    return load_mcp_config(
         config.project_root, config.mcp_config, user_servers, config.env,
         project_servers=project_servers, client_servers=config.client_mcp_servers,
+        withheld=trust.ignored_names("mcp") if trust is not None else (),
     )
-    if trust is not None:
-        # Servers the user has not agreed to never start, so nothing they would read from
-        # the environment (`${VAR}` in env or headers) is ever sent anywhere.
-        skipped = trust.ignored_names("mcp")
-        configs = {
-            n: c for n, c in configs.items() if not (c.scope == "project" and n in skipped)
-        }
+
+
+async def attach_mcp(
+    config: RunConfig,
+    tools: ToolRegistry,
+    context: ToolContext,
+    context_window: int,
+    *,
+    trust: TrustDecision | None = None,
+) -> tuple[McpManager | None, list[str]]:
+    settings = config.loaded.settings
+    configs, warnings = mcp_server_configs(config, trust)
     if not configs:
         return None, warnings
     from aistack_tui.mcp.manager import McpManager

@@ -46,17 +46,28 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
     return parser
 
 
+PROJECT_RUN = frozenset({"mcp", "permissions", "doctor", "index"})
+"""Subcommands that read the project's settings: they honour the trust gate, never asking
+(`trust_gate.gate_subcommand`), unless `--trust-project` is given."""
+
+
 def run_subcommand(argv: Sequence[str]) -> int:
     from aistack_tui.session.config import make_run_config
     from aistack_tui.settings.layers import ConfigError
+    from aistack_tui.trust_gate import TrustDecision, gate_subcommand, untrusted_notice
 
     args = build_subcommand_parser().parse_args(list(argv))
+    command = args.command
     try:
-        config = make_run_config()
+        config = make_run_config(trust_project=getattr(args, "trust_project", False) or None)
+        trust = TrustDecision()
+        if command in PROJECT_RUN:
+            config, trust = gate_subcommand(config)
+            if trust.ignored and command != "doctor":  # doctor lists them itself
+                sys.stderr.write(untrusted_notice(trust.ignored) + "\n")
     except ConfigError as e:
         sys.stderr.write(f"aistack: {e}\n")
         return EXIT_USAGE
-    command = args.command
     if command == "sessions":
         from aistack_tui.cli.commands import sessions
 
@@ -64,7 +75,7 @@ def run_subcommand(argv: Sequence[str]) -> int:
     if command == "doctor":
         from aistack_tui.cli.commands import doctor
 
-        return asyncio.run(doctor.run(args, config))
+        return asyncio.run(doctor.run(args, config, trust))
     if command == "permissions":
         from aistack_tui.cli.commands import permissions
 
@@ -86,11 +97,7 @@ def run_subcommand(argv: Sequence[str]) -> int:
     if command == "mcp":
         from aistack_tui.cli.commands import mcp
 
-        settings = config.loaded.settings
-        return asyncio.run(
-            mcp.run(args, config.project_root, config.home, settings.mcp_servers,
-                    config.mcp_config)
-        )
+        return asyncio.run(mcp.run(args, config, trust))
     if command in ("undo", "rewind"):
         from aistack_tui.cli.commands import undo
 

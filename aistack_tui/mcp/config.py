@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -253,6 +253,7 @@ def _parse_servers(
     source: str,
     scope: Literal["user", "project"],
     warnings: list[str],
+    withheld: Collection[str] = (),
 ) -> dict[str, ServerConfig]:
     if not isinstance(servers, dict):
         warnings.append(f"{source}: 'mcpServers' must be an object mapping names to servers")
@@ -262,6 +263,8 @@ def _parse_servers(
         name = str(name)  # pyright: ignore[reportUnknownArgumentType]
         if name.startswith("_"):
             continue  # "_comment" and friends: JSON has no comments
+        if scope == "project" and name in withheld:
+            continue  # not trusted: not even its `${VAR}`s are expanded
         try:
             out[name] = parse_server(
                 name, raw, env=env, base_dir=base_dir, source=source, scope=scope
@@ -277,6 +280,7 @@ def read_servers_file(
     base_dir: Path,
     warnings: list[str],
     scope: Literal["user", "project"] = "project",
+    withheld: Collection[str] = (),
 ) -> dict[str, ServerConfig]:
     """The servers of one `.mcp.json`-style file; problems become warnings."""
     try:
@@ -297,7 +301,7 @@ def read_servers_file(
         return {}
     return _parse_servers(
         data["mcpServers"], env=env, base_dir=base_dir, source=str(path), scope=scope,
-        warnings=warnings,
+        warnings=warnings, withheld=withheld,
     )
 
 
@@ -309,6 +313,7 @@ def load_mcp_config(
     *,
     project_servers: Sequence[tuple[str, Any]] = (),
     client_servers: Mapping[str, Any] | None = None,
+    withheld: Collection[str] = (),
 ) -> tuple[dict[str, ServerConfig], list[str]]:
     """Every configured server by name, and the warnings to show.
 
@@ -319,6 +324,8 @@ def load_mcp_config(
     by name, as a project setting overrides a user one. `scope` is "project" for servers
     from any project file: those are the ones that must not start before the user trusts
     them. The client's servers are the user's own choice, like `--mcp-config`.
+    Project servers named in `withheld` (not trusted) are left out before anything in
+    them is read from the environment.
     """
     warnings: list[str] = []
     servers = _parse_servers(
@@ -328,7 +335,7 @@ def load_mcp_config(
     for source, raw in project_servers:
         servers.update(_parse_servers(
             raw, env=env, base_dir=project_root, source=source, scope="project",
-            warnings=warnings,
+            warnings=warnings, withheld=withheld,
         ))
     if override is not None:
         path = override.expanduser()
@@ -339,7 +346,8 @@ def load_mcp_config(
     else:
         path = project_root / PROJECT_FILE
         if path.is_file():
-            servers.update(read_servers_file(path, env, project_root, warnings))
+            servers.update(read_servers_file(path, env, project_root, warnings,
+                                             withheld=withheld))
     if client_servers:
         servers.update(_parse_servers(
             dict(client_servers), env=env, base_dir=project_root, source=CLIENT_SOURCE,

@@ -48,13 +48,9 @@ def resume_gc_after_startup() -> None:
 
 def untrusted_notice(items: list[TrustItem]) -> str:
     """The one stderr line saying what of the project's files this run left out."""
-    from aistack_tui.trust_gate import ignored_summary
+    from aistack_tui.trust_gate import untrusted_notice as notice
 
-    return (
-        "aistack: ignored what this project's files ask for (not trusted): "
-        f"{ignored_summary(items)}; to apply it, run with --trust-project or trust the "
-        "project once in the interactive app"
-    )
+    return notice(items)
 
 
 async def run_print(

@@ -17,7 +17,9 @@ from aistack_tui.mcp.tools import (
     McpToolSearch,
     build_tools,
 )
+from aistack_tui.session.config import make_run_config
 from aistack_tui.tools.base import ToolContext, ToolError, ToolRegistry
+from aistack_tui.trust_gate import gate_subcommand
 
 from .conftest import free_port
 
@@ -133,7 +135,8 @@ async def test_mcp_list_prints_status_and_tools(
     parser = argparse.ArgumentParser()
     mcp_command.register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["mcp", "list", "--timeout", "20"])
-    code = await mcp_command.run(args, project, aistack_home, {}, None)
+    config, trust = gate_subcommand(make_run_config(cwd=project, trust_project=True))
+    code = await mcp_command.run(args, config, trust)
     out, err = capsys.readouterr()
     assert code == 1  # one server failed
     assert f"net: connected, 9 tools  [http {http_server_url}]" in out
@@ -149,5 +152,6 @@ async def test_mcp_list_without_servers(
     aistack_home: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = argparse.Namespace(command="mcp", action=None, timeout=5.0)
-    assert await mcp_command.run(args, tmp_path, aistack_home, {}, None) == 0
+    config, trust = gate_subcommand(make_run_config(cwd=tmp_path))
+    assert await mcp_command.run(args, config, trust) == 0
     assert "no MCP servers configured" in capsys.readouterr().out

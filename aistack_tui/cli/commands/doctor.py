@@ -1,4 +1,9 @@
-"""`aistack doctor`: check keys, providers, SQLite extensions, ripgrep and settings."""
+"""`aistack doctor`: check keys, providers, SQLite extensions, ripgrep and settings.
+
+It reports on the settings a session would run with: what an untrusted project's files
+ask for is listed as "not trusted yet" and left out of the rest (its providers, keys,
+sandbox settings), as `trust_gate.gate_subcommand` leaves it out.
+"""
 
 from __future__ import annotations
 
@@ -10,10 +15,15 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from aistack_tui.session.config import RunConfig
+    from aistack_tui.trust_gate import TrustDecision
 
 
 def register(subparsers: Any) -> None:
-    subparsers.add_parser("doctor", help="check providers, storage and tools")
+    p = subparsers.add_parser("doctor", help="check providers, storage and tools")
+    p.add_argument(
+        "--trust-project", action="store_true",
+        help="check with this project's settings applied even if it is not trusted yet",
+    )
 
 
 def _line(ok: bool | None, what: str, detail: str) -> str:
@@ -21,20 +31,18 @@ def _line(ok: bool | None, what: str, detail: str) -> str:
     return f"[{mark}] {what}: {detail}\n"
 
 
-def _settings_lines(config: RunConfig, out: TextIO) -> None:
+def _settings_lines(config: RunConfig, trust: TrustDecision, out: TextIO) -> None:
     """Every settings file read, what of a Claude Code file was not carried over, what of
     the project's files waits for trust, and the custom slash commands found."""
-    from aistack_tui.settings.trust import item_label, untrusted
+    from aistack_tui.settings.trust import item_label
     from aistack_tui.skills.commands import CommandSet
-    from aistack_tui.trust_gate import project_trust_items
 
     for layer in config.loaded.layers:
         dialect = " (Claude Code)" if layer.claude else ""
         out.write(_line(True, "settings", layer.source + dialect))
         for note in layer.ignored:
             out.write(_line(None, "ignored", f"{note} in {layer.source}"))
-    pending = untrusted(config.home, config.project_root, project_trust_items(config))
-    for item in pending:
+    for item in trust.ignored:
         where = f" in {item.source}" if item.source else ""
         out.write(_line(None, "not trusted yet", f"{item_label(item)}{where}"))
     user_home = Path(config.env.get("HOME", str(Path.home())))
@@ -60,7 +68,8 @@ def _agent_lines(config: RunConfig, untrusted: set[str], out: TextIO) -> None:
         out.write(_line(None, "subagent skipped", problem))
 
 
-async def run(args: argparse.Namespace, config: RunConfig) -> int:
+async def run(args: argparse.Namespace, config: RunConfig, trust: TrustDecision) -> int:
+    """Check everything; `config` is already gated (`trust` says what was left out)."""
     from aistack_tui.llm.registry import KNOWN_PROVIDERS
     from aistack_tui.session.config import key_env
     from aistack_tui.session.providers import resolve_model_string
@@ -71,7 +80,7 @@ async def run(args: argparse.Namespace, config: RunConfig) -> int:
     out = sys.stdout
     failures = 0
     out.write(f"aistack home: {config.home}\nproject root: {config.project_root}\n")
-    _settings_lines(config, out)
+    _settings_lines(config, trust, out)
     env = key_env(config)
     for name, spec in KNOWN_PROVIDERS.items():
         key_vars = spec.key_env_vars

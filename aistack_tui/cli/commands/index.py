@@ -17,6 +17,10 @@ def register(subparsers: Any) -> None:
         "last run are parsed again.",
     )
     p.add_argument("path", nargs="?", help="directory to index (default: the project root)")
+    p.add_argument(
+        "--trust-project", action="store_true",
+        help="apply this project's settings even if it is not trusted yet",
+    )
 
 
 async def _run(home: Path, root: Path) -> int:

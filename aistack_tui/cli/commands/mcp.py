@@ -1,16 +1,24 @@
 """`aistack mcp list`: connect to every configured MCP server and show its status and tools.
 
 Plain text for people and scripts alike. Exit code 0 when every enabled server connected,
-1 when any failed (so CI can check a project's `.mcp.json`), 2 for a config problem that
-left no usable server.
+1 when any failed or was not started because the project is not trusted (so CI can check
+a project's `.mcp.json`, with `--trust-project`), 2 for a config problem that left no
+usable server.
+
+A project's servers start only once the user trusts them, as in a session: an untrusted
+one is listed as it is written (`${VAR}` unexpanded) and never started, so listing a
+freshly cloned repository's servers cannot run its commands or send it a secret.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from aistack_tui.session.config import RunConfig
+    from aistack_tui.trust_gate import TrustDecision
 
 DEFAULT_TIMEOUT = 10.0
 
@@ -26,6 +34,10 @@ def register(subparsers: Any) -> None:
             default=DEFAULT_TIMEOUT,
             help=f"seconds to wait for each server to start (default {DEFAULT_TIMEOUT:g})",
         )
+        parser.add_argument(
+            "--trust-project", action="store_true",
+            help="start this project's servers even if it is not trusted yet",
+        )
 
 
 def _first_line(text: str, limit: int = 90) -> str:
@@ -33,32 +45,32 @@ def _first_line(text: str, limit: int = 90) -> str:
     return line if len(line) <= limit else line[: limit - 1] + "…"
 
 
-async def run(
-    args: argparse.Namespace,
-    project_root: Path,
-    home: Path,
-    user_servers: dict[str, Any],
-    mcp_config: Path | None,
-) -> int:
-    import os
-
-    from aistack_tui.mcp.config import PROJECT_FILE, load_mcp_config
+async def run(args: argparse.Namespace, config: RunConfig, trust: TrustDecision) -> int:
+    """List the servers of `config` (already gated: see `trust_gate.gate_subcommand`)."""
+    from aistack_tui.mcp.config import PROJECT_FILE
     from aistack_tui.mcp.manager import McpManager
     from aistack_tui.mcp.tools import tool_name
+    from aistack_tui.wiring import mcp_server_configs
 
     out, err = sys.stdout, sys.stderr
-    configs, warnings = load_mcp_config(project_root, mcp_config, user_servers, os.environ)
+    configs, warnings = mcp_server_configs(config, trust)
     for warning in warnings:
         err.write(f"warning: {warning}\n")
+    withheld = [item for item in trust.ignored if item.kind == "mcp"]
+    for item in withheld:
+        out.write(f"{item.name}: not started, the project is not trusted  [{item.detail}]"
+                  f"  from {item.source}\n")
     if not configs:
-        where = mcp_config or project_root / PROJECT_FILE
+        if withheld:
+            return 1
+        where = config.mcp_config or config.project_root / PROJECT_FILE
         out.write(
             f"no MCP servers configured (looked in {where} and the user settings' "
             "mcpServers; see docs/mcp.md)\n"
         )
         return 2 if warnings else 0
     timeout = float(getattr(args, "timeout", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT)
-    manager = McpManager(configs, home / "logs", connect_timeout=timeout)
+    manager = McpManager(configs, config.home / "logs", connect_timeout=timeout)
     try:
         await manager.start()
         await manager.wait_ready(timeout + 15)
@@ -84,6 +96,6 @@ async def run(
                     out.write(f"  log: {status.log_path}\n")
             for name, desc in tools_by_server.get(status.name, []):
                 out.write(f"  {name}" + (f"  {desc}" if desc else "") + "\n")
-        return 1 if failed else 0
+        return 1 if failed or withheld else 0
     finally:
         await manager.aclose()

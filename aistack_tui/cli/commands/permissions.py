@@ -42,7 +42,15 @@ def register(subparsers: Any) -> None:
         "bash_command", metavar="command", nargs=argparse.REMAINDER,
         help="the Bash command after --",
     )
-    sub.add_parser("lint", help="validate every settings layer's rules and self-tests")
+    lint_parser = sub.add_parser(
+        "lint", help="validate every settings layer's rules and self-tests"
+    )
+    for parser in (check, lint_parser):
+        parser.add_argument(
+            "--trust-project", action="store_true",
+            help="apply this project's allow rules, mode and directories even if it is "
+            "not trusted yet (left out otherwise, as in print mode)",
+        )
 
 
 def _additional_dirs(layers: list[tuple[str, dict[str, Any]]], project_root: Path) -> list[Path]:

@@ -1,0 +1,143 @@
+"""The subcommands that read a project's settings honour the trust gate, as print mode does.
+
+`aistack mcp list` in a freshly cloned repository must not start its servers nor send them
+a `${VAR}` from the user's environment; `aistack permissions check|lint` must not apply
+its allow rules; `aistack doctor` reports what a session would really run with. Each runs
+the real console script; trusting the project (`--trust-project`, or trust remembered
+from the interactive dialog) brings everything back.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from pathlib import Path
+
+import pytest
+
+from aistack_tui.session.config import make_run_config
+from aistack_tui.settings.trust import remember
+from aistack_tui.trust_gate import project_trust_items
+from tests.e2e.helpers import run_aistack
+
+SECRET = "s3cret-value-4f1d9"
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that records every byte any client sends it."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.sock.settimeout(0.2)
+        self.port = int(self.sock.getsockname()[1])
+        self.connections = 0
+        self.received = b""
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            with conn:
+                conn.settimeout(2)
+                try:
+                    self.received += conn.recv(65536)
+                except OSError:
+                    pass
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
+
+
+@pytest.fixture
+def listener() -> object:
+    server = Listener()
+    yield server
+    server.close()
+
+
+def write_mcp_json(project: Path, port: int) -> None:
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"leak": {
+        "type": "http",
+        "url": f"http://127.0.0.1:{port}/mcp",
+        "headers": {"Authorization": "Bearer ${SECRET_X}"},
+    }}}))
+
+
+def trust_everything(project: Path) -> None:
+    """What answering yes in the TUI's trust dialog stores."""
+    config = make_run_config(cwd=project)
+    remember(config.home, config.project_root, project_trust_items(config))
+
+
+def test_mcp_list_never_contacts_an_untrusted_projects_server(
+    git_repo: Path, listener: Listener
+) -> None:
+    write_mcp_json(git_repo, listener.port)
+    proc = run_aistack(["mcp", "list", "--timeout", "3"], cwd=git_repo,
+                       env={"SECRET_X": SECRET})
+    output = proc.stdout + proc.stderr
+    assert listener.connections == 0
+    assert SECRET not in output
+    assert "leak: not started, the project is not trusted" in proc.stdout
+    assert "${SECRET_X}" in proc.stdout  # shown as written, for the user to judge
+    assert "--trust-project" in proc.stderr
+    assert proc.returncode == 1
+
+
+@pytest.mark.parametrize("how", ["flag", "remembered"])
+def test_mcp_list_contacts_a_trusted_projects_server(
+    git_repo: Path, listener: Listener, how: str
+) -> None:
+    write_mcp_json(git_repo, listener.port)
+    if how == "remembered":
+        trust_everything(git_repo)
+    args = ["mcp", "list", "--timeout", "3", *(["--trust-project"] if how == "flag" else [])]
+    proc = run_aistack(args, cwd=git_repo, env={"SECRET_X": SECRET})
+    assert listener.connections >= 1
+    assert SECRET.encode() in listener.received  # the header the user agreed to send
+    assert "leak: failed" in proc.stdout  # the listener speaks no MCP
+    assert "not trusted" not in proc.stdout + proc.stderr
+
+
+def project_allows_curl(project: Path) -> None:
+    settings = project / ".aistack" / "settings.json"
+    settings.parent.mkdir(exist_ok=True)
+    settings.write_text(json.dumps({"permissions": {"allow": ["Bash(curl:*)"]}}))
+
+
+def test_permissions_check_leaves_out_an_untrusted_allow_rule(git_repo: Path) -> None:
+    project_allows_curl(git_repo)
+    untrusted = run_aistack(["permissions", "check", "--", "curl", "x"], cwd=git_repo)
+    assert untrusted.returncode != 0, untrusted.stdout
+    assert "allow rule Bash(curl:*)" in untrusted.stderr
+    assert "not trusted" in untrusted.stderr
+
+    flagged = run_aistack(["permissions", "check", "--trust-project", "--", "curl", "x"],
+                          cwd=git_repo)
+    assert flagged.returncode == 0, flagged.stdout + flagged.stderr
+    trust_everything(git_repo)
+    remembered = run_aistack(["permissions", "check", "--", "curl", "x"], cwd=git_repo)
+    assert remembered.returncode == 0, remembered.stdout + remembered.stderr
+    assert "not trusted" not in remembered.stderr
+
+
+def test_permissions_lint_says_untrusted_allow_rules_were_left_out(git_repo: Path) -> None:
+    project_allows_curl(git_repo)
+    untrusted = run_aistack(["permissions", "lint"], cwd=git_repo)
+    assert untrusted.returncode == 0, untrusted.stdout + untrusted.stderr
+    assert "allow rule Bash(curl:*)" in untrusted.stderr
+    assert "ok: 0 rule(s)" in untrusted.stdout
+    trusted = run_aistack(["permissions", "lint", "--trust-project"], cwd=git_repo)
+    assert "ok: 1 rule(s)" in trusted.stdout
+    assert "not trusted" not in trusted.stderr
