@@ -21,9 +21,11 @@ from aistack_tui.permissions.lazy_re import lazy
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 # Files whose contents are credentials: reading them asks even where reads are allowed.
+# Matched (gitignore syntax) against a path's last one to three components, so a pattern
+# with a directory (`.aws/credentials`, `gh/hosts.yml`) is found under any home or root.
 SECRET_PATTERNS: tuple[str, ...] = (
-    ".env",
-    ".env.*",
+    ".env*",  # as documented: .env, .env.local, .env-production, .env~, .envrc
+    ".pgpass",
     "*.pem",
     "*.key",
     "*.p12",
@@ -45,9 +47,25 @@ SECRET_PATTERNS: tuple[str, ...] = (
     ".kube/config",
     ".ssh/*",
     ".gnupg/**",
-    "credentials.json",
+    "credentials.json",  # aistack's own, and many a service account's
     "*.tfvars",
     ".htpasswd",
+    # cloud command lines
+    "application_default_credentials.json",  # gcloud
+    "gcloud/credentials.db",
+    "gcloud/access_tokens.db",
+    "legacy_credentials/**",  # gcloud, per account
+    ".azure/**",
+    ".oci/config",
+    "doctl/config.yaml",
+    "credentials.tfrc.json",  # terraform login
+    ".config/hub",
+    "gh/hosts.yml",
+    # other agents' logins
+    ".credentials.json",  # Claude Code
+    ".codex/auth.json",
+    ".gemini/oauth_creds.json",
+    "github-copilot/*.json",
 )
 
 
@@ -187,6 +205,14 @@ def secret_name_could_match(pattern: str) -> bool:
     samples = (
         ".env",
         ".env.local",
+        ".env-production",
+        ".env~",
+        ".envrc",
+        ".pgpass",
+        "application_default_credentials.json",
+        "credentials.tfrc.json",
+        ".credentials.json",
+        "oauth_creds.json",
         "id_rsa",
         "id_ed25519",
         "server.pem",

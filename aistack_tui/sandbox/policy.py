@@ -87,7 +87,10 @@ HOME_FILE_NAMES: frozenset[str] = frozenset(
 )
 HOME_SECRETS: tuple[str, ...] = (
     ".ssh", ".aws", ".gnupg", ".netrc", ".git-credentials", ".docker/config.json", ".kube",
-    ".npmrc", ".pypirc", ".config/gh", ".config/gcloud", ".azure", ".aistack/credentials.json",
+    ".npmrc", ".pypirc", ".pgpass", ".config/gh", ".config/hub", ".config/gcloud", ".azure",
+    ".oci", ".config/doctl", ".terraform.d/credentials.tfrc.json",
+    ".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json",
+    ".config/github-copilot", ".aistack/credentials.json",
 )
 # Inside a git directory, what makes git run a program or read another repository's: kept
 # read-only even for a command that runs git (absent ones get a placeholder).

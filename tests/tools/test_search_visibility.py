@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from aistack_tui.permissions.access import install_access_services
-from aistack_tui.permissions.engine import PermissionEngine
+from aistack_tui.permissions.engine import PermissionEngine, request_for_test
 from aistack_tui.permissions.rules import RuleLayer
 from aistack_tui.tools.base import ToolContext
 from aistack_tui.tools.glob import GlobTool
@@ -121,3 +121,45 @@ async def test_an_approved_search_outside_the_project_shows_its_files_but_not_se
     assert str(outside / "leak.py") in str(listing.content)
     assert "id_rsa" not in str(listing.content)
     assert "blocked" not in str(listing.content)
+
+
+NEW_SECRETS = (
+    ".env-production", ".env~", ".envrc", ".pgpass",
+    ".config/gcloud/application_default_credentials.json", ".config/gcloud/credentials.db",
+    ".config/gcloud/access_tokens.db", ".azure/msal_token_cache.json", ".oci/config",
+    ".config/doctl/config.yaml", ".terraform.d/credentials.tfrc.json", ".config/hub",
+    ".config/gh/hosts.yml", ".kube/config", ".docker/config.json",
+    ".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json",
+    ".config/github-copilot/hosts.json", ".aistack/credentials.json",
+)
+
+
+async def test_search_tools_never_show_credentials_files_even_with_home_as_the_project(
+    tmp_path: Path,
+) -> None:
+    """`.env*` as documented, `.pgpass`, cloud command lines' and other agents' logins:
+    with the home directory as the project they are "inside the project", and Grep,
+    Glob and Read still keep them out."""
+    home = tmp_path / "home"
+    for rel in NEW_SECRETS:
+        path = home / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"needle-token in {rel}\n")
+    (home / "notes.md").write_text("needle-token in notes\n")
+    ctx = ToolContext(project_root=home, cwd=home, home=home)
+    engine = PermissionEngine(
+        layers=[RuleLayer("test")], mode="bypassPermissions", project_root=home, home=home
+    )
+    install_access_services(ctx.services, engine)
+    grep = GrepTool()
+    out = await grep.run(
+        grep.parse_args({"pattern": "needle-token", "output_mode": "content"}), ctx
+    )
+    assert "in notes" in str(out.content)
+    listing = str((await GlobTool().run(GlobTool().parse_args({"pattern": "**/*"}), ctx)).content)
+    assert "notes.md" in listing
+    for rel in NEW_SECRETS:
+        assert f"in {rel}" not in str(out.content), rel
+        assert str(home / rel) not in listing, rel
+        decision = engine.check(request_for_test({"tool": "Read", "path": str(home / rel)}))
+        assert decision.behavior == "ask", (rel, decision.reason)
