@@ -49,6 +49,10 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
 PROJECT_RUN = frozenset({"mcp", "permissions", "doctor", "index"})
 """Subcommands that read the project's settings: they honour the trust gate, never asking
 (`trust_gate.gate_subcommand`), unless `--trust-project` is given."""
+NOTICE_ON_STDERR = frozenset({"mcp", "permissions"})
+"""Those whose answer changes with what was left out say so; doctor lists the items as
+"not trusted yet" itself, and index uses none of them (its settings are not gated), so a
+notice there would only be noise."""
 
 
 def run_subcommand(argv: Sequence[str]) -> int:
@@ -63,7 +67,7 @@ def run_subcommand(argv: Sequence[str]) -> int:
         trust = TrustDecision()
         if command in PROJECT_RUN:
             config, trust = gate_subcommand(config)
-            if trust.ignored and command != "doctor":  # doctor lists them itself
+            if trust.ignored and command in NOTICE_ON_STDERR:
                 sys.stderr.write(untrusted_notice(trust.ignored) + "\n")
     except ConfigError as e:
         sys.stderr.write(f"aistack: {e}\n")
