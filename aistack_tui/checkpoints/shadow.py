@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,6 +48,7 @@ NO_CONVERSION = "* -text -filter -ident -working-tree-encoding -diff\n"
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Untracked files above this size are left out of snapshots (build outputs, data dumps)."""
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+MAX_EXCLUDE_BYTES = 1024 * 1024
 SHADOW_CONFIG: tuple[tuple[str, str], ...] = (
     ("core.bare", "false"),
     ("core.autocrlf", "false"),
@@ -132,12 +134,10 @@ class ShadowRepo:
 
     def _exclude_text(self) -> str:
         lines: list[str] = list(DEFAULT_EXCLUDES)
-        user_exclude = self.work_tree / ".git" / "info" / "exclude"
-        try:
+        user_exclude = _read_project_exclude(self.work_tree)
+        if user_exclude is not None:
             lines.append("# from the project's .git/info/exclude")
-            lines.append(user_exclude.read_text(encoding="utf-8", errors="replace"))
-        except OSError:
-            lines.pop()
+            lines.append(user_exclude)
         big = self.git_dir / "aistack-large-files"
         try:
             lines.append(big.read_text(encoding="utf-8"))
@@ -272,6 +272,28 @@ def _shadow_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
         "GIT_COMMITTER_NAME": "aistack",
         "GIT_COMMITTER_EMAIL": "checkpoints@aistack.invalid",
     }
+
+
+def _read_project_exclude(work_tree: Path) -> str | None:
+    """The project's `.git/info/exclude`, opened component by component without following
+    a symlink: a command can make it a link to `~/.ssh/id_rsa` or `/proc/self/environ`,
+    whose content would otherwise be copied into the shadow repository."""
+    nofollow = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    fds: list[int] = []
+    try:
+        fds.append(os.open(work_tree, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
+        for name in (".git", "info"):
+            fds.append(os.open(name, nofollow | os.O_DIRECTORY, dir_fd=fds[-1]))
+        fds.append(os.open("exclude", nofollow | os.O_NONBLOCK, dir_fd=fds[-1]))
+        if not stat.S_ISREG(os.fstat(fds[-1]).st_mode):
+            return None
+        with os.fdopen(os.dup(fds[-1]), "rb") as f:
+            return f.read(MAX_EXCLUDE_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+    finally:
+        for fd in fds:
+            os.close(fd)
 
 
 def _escape_pattern(path: str) -> str:

@@ -163,3 +163,49 @@ async def test_planted_shadow_repository_config_and_hooks_never_run(
     (git_repo / ".gitattributes").write_text("* filter=planted\n")
     await checkpoint_and_undo(aistack_home, git_repo, marker)
     assert "fsmonitor" not in (shadow / "config").read_text()
+
+
+async def test_project_exclude_file_is_never_followed_out_of_the_project(
+    git_repo: Path, aistack_home: Path, tmp_path: Path
+) -> None:
+    """A confined command can turn `.git/info/exclude` into a link to a secrets file;
+    the shadow repository copies the project's exclude list, but never through a link."""
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE-KEY-MATERIAL\n")
+    exclude = git_repo / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(exist_ok=True)
+    exclude.unlink(missing_ok=True)
+    exclude.symlink_to(secret)
+    manager = CheckpointManager(aistack_home, git_repo)
+    await manager.snapshot(SESSION, "t1", "edit")
+    copied = (manager.repo.git_dir / "info" / "exclude").read_text()
+    assert "PRIVATE-KEY-MATERIAL" not in copied
+    assert "node_modules/" in copied
+
+
+async def test_project_exclude_file_still_applies(git_repo: Path, aistack_home: Path) -> None:
+    (git_repo / ".git" / "info").mkdir(exist_ok=True)
+    (git_repo / ".git" / "info" / "exclude").write_text("local-only.txt\n")
+    (git_repo / "local-only.txt").write_text("x\n")
+    manager = CheckpointManager(aistack_home, git_repo)
+    before = await manager.snapshot(SESSION, "t1", "edit")
+    assert before is not None
+    assert "local-only.txt" not in (await manager.repo.entries(
+        await manager.repo.tree_of(before), ["local-only.txt"]))
+
+
+async def test_a_gitlink_left_by_an_older_version_is_dropped_before_any_status(
+    git_repo: Path, aistack_home: Path, payload: Path, marker: Path
+) -> None:
+    """Shadow indexes written before nested repositories were left out hold gitlinks;
+    each one made `git add -A` run a status inside the nested repository."""
+    nested_repo(git_repo / "nested")
+    manager = CheckpointManager(aistack_home, git_repo)
+    await manager.snapshot(SESSION, "t0", "create the shadow repository")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=git_repo / "nested", check=True,
+                          capture_output=True, text=True).stdout.strip()
+    await manager.repo.git("update-index", "--add", "--cacheinfo", f"160000,{head},nested")
+    (manager.repo.git_dir / "aistack-gitlinks-dropped").unlink()
+    (manager.repo.git_dir / "aistack-nested-repos").unlink()
+    arm(git_repo / "nested" / ".git", payload)
+    await checkpoint_and_undo(aistack_home, git_repo, marker)
