@@ -18,7 +18,10 @@ is built here:
 
 The command line cannot switch off a filter driver it does not know the name of; callers
 that stage files also keep filters out through attributes and never let git look inside
-a nested repository (see `checkpoints.shadow`).
+a nested repository (see `checkpoints.shadow`). For that reason aistack runs no git in
+the user's own repository (the TUI's header reads `.git/HEAD` as a file): a `git status`
+there would run the clean filter a sandboxed command wrote into `.git/config` (or into a
+config reached through a gitfile or `commondir`) together with a `.gitattributes`.
 """
 
 from __future__ import annotations
