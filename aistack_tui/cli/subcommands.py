@@ -46,10 +46,10 @@ def build_subcommand_parser() -> argparse.ArgumentParser:
     return parser
 
 
-PROJECT_RUN = frozenset({"mcp", "permissions", "doctor", "index"})
+PROJECT_RUN = frozenset({"mcp", "permissions", "doctor", "index", "models"})
 """Subcommands that read the project's settings: they honour the trust gate, never asking
 (`trust_gate.gate_subcommand`), unless `--trust-project` is given."""
-NOTICE_ON_STDERR = frozenset({"mcp", "permissions"})
+NOTICE_ON_STDERR = frozenset({"mcp", "permissions", "models"})
 """Those whose answer changes with what was left out say so; doctor lists the items as
 "not trusted yet" itself, and index uses none of them (its settings are not gated), so a
 notice there would only be noise."""

@@ -196,3 +196,23 @@ def test_doctor_says_commands_run_unconfined_when_the_sandbox_is_off(
         "[--  ] sandbox: off (sandbox setting): commands run unconfined, checked by the "
         "permission engine only"
     )
+
+
+def test_models_never_sends_a_key_to_an_untrusted_projects_endpoint(
+    git_repo: Path, listener: Listener
+) -> None:
+    """A project's `providers` entry chooses where `aistack models` sends your key."""
+    settings = git_repo / ".aistack" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_text(json.dumps({"providers": {"proxy": {
+        "type": "openai-compatible", "base_url": f"http://127.0.0.1:{listener.port}/v1",
+        "api_key_env": "OPENAI_API_KEY",
+    }}}))
+    env = {"OPENAI_API_KEY": SECRET}
+    untrusted = run_aistack(["models", "proxy", "--refresh"], cwd=git_repo, env=env)
+    assert listener.connections == 0
+    assert "provider proxy" in untrusted.stderr and "not trusted" in untrusted.stderr
+    trusted = run_aistack(["models", "proxy", "--refresh", "--trust-project"], cwd=git_repo,
+                          env=env, timeout=120)
+    assert listener.connections >= 1, trusted.stdout + trusted.stderr
+    assert SECRET.encode() in listener.received

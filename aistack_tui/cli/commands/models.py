@@ -4,6 +4,8 @@ window, max output, price and deprecation.
 Lists come from the providers' models endpoints (asked now when the cache under
 `$AISTACK_HOME` is older than an hour, or with `--refresh`; never with `--offline`), else
 the installed SDKs' own lists; prices from genai-prices and settings `models`.
+An untrusted project's `providers`, `apiKeys` and `env` are left out (`trust_gate`): a
+models endpoint is asked with your key, so the project must not choose where it goes.
 """
 
 from __future__ import annotations
@@ -38,6 +40,9 @@ def register(subparsers: Any) -> None:
     fetch.add_argument("--offline", action="store_true",
                        help="do not ask the endpoints: cached or built-in lists only")
     p.add_argument("--json", action="store_true", help="one JSON array of models")
+    p.add_argument("--trust-project", action="store_true",
+                   help="use this project's `providers` settings even if it is not trusted "
+                        "yet (they choose where your keys are sent)")
 
 
 def _provider_settings(config: RunConfig) -> dict[str, dict[str, Any]]:
