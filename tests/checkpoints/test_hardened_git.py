@@ -209,3 +209,20 @@ async def test_a_gitlink_left_by_an_older_version_is_dropped_before_any_status(
     (manager.repo.git_dir / "aistack-nested-repos").unlink()
     arm(git_repo / "nested" / ".git", payload)
     await checkpoint_and_undo(aistack_home, git_repo, marker)
+
+
+def test_the_tui_header_reads_the_branch_without_running_git(
+    git_repo: Path, payload: Path, marker: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The header's branch comes from `.git/HEAD` as a file: no git runs, so neither the
+    project's fsmonitor nor anything else in its config (a guard for later changes: a
+    `git status` there would run a planted clean filter, see `hardened_git`)."""
+    from aistack_tui.tui.widgets.welcome import git_branch
+
+    arm(git_repo / ".git", payload)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy(payload, bin_dir / "git")
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    assert git_branch(git_repo) == "main"
+    assert not marker.exists()
