@@ -22,10 +22,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from aistack_tui.beneath import locate
 from aistack_tui.hardened_git import hardened_git
 
 DEFAULT_EXCLUDES = (
@@ -275,25 +275,14 @@ def _shadow_env(git_dir: Path, work_tree: Path) -> dict[str, str]:
 
 
 def _read_project_exclude(work_tree: Path) -> str | None:
-    """The project's `.git/info/exclude`, opened component by component without following
-    a symlink: a command can make it a link to `~/.ssh/id_rsa` or `/proc/self/environ`,
-    whose content would otherwise be copied into the shadow repository."""
-    nofollow = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-    fds: list[int] = []
+    """The project's `.git/info/exclude`, walked beneath the project without following a
+    symlink: a command can make it a link to `~/.ssh/id_rsa` or `/proc/self/environ`, whose
+    content would otherwise be copied into the shadow repository."""
     try:
-        fds.append(os.open(work_tree, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC))
-        for name in (".git", "info"):
-            fds.append(os.open(name, nofollow | os.O_DIRECTORY, dir_fd=fds[-1]))
-        fds.append(os.open("exclude", nofollow | os.O_NONBLOCK, dir_fd=fds[-1]))
-        if not stat.S_ISREG(os.fstat(fds[-1]).st_mode):
-            return None
-        with os.fdopen(os.dup(fds[-1]), "rb") as f:
-            return f.read(MAX_EXCLUDE_BYTES).decode("utf-8", "replace")
-    except OSError:
+        with locate(work_tree, [".git", "info", "exclude"], follow=False) as found:
+            return found.read(MAX_EXCLUDE_BYTES).decode("utf-8", "replace")
+    except OSError:  # missing, a gitfile, a link or not a regular file (UnsafePath)
         return None
-    finally:
-        for fd in fds:
-            os.close(fd)
 
 
 def _escape_pattern(path: str) -> str:
