@@ -52,7 +52,7 @@ def _settings_lines(config: RunConfig, trust: TrustDecision, out: TextIO) -> Non
         out.write(_line(True, "slash commands", names))
     for problem in commands.problems:
         out.write(_line(None, "slash command skipped", problem))
-    _agent_lines(config, {i.name for i in pending if i.kind == "agent"}, out)
+    _agent_lines(config, trust.ignored_names("agent"), out)
 
 
 def _agent_lines(config: RunConfig, untrusted: set[str], out: TextIO) -> None:
