@@ -157,9 +157,13 @@ async def open_session(
             hook_runner = HookRunner(
                 hooks, session_id=info.id, cwd=config.cwd, project_root=config.project_root,
                 env=settings.env,
+                transcript_path=config.home / "transcripts" / f"{info.id}.jsonl",
             )
+            hook_runner.messages = lambda: history
+            hook_runner.permission_mode = lambda: engine.mode
             runner.pre_tool_hook = hook_runner.pre_tool_use
             runner.post_tool_hook = hook_runner.post_tool_use
+            runner.notification_hook = hook_runner.notification
             started = await hook_runner.session_start("resume" if history else "startup")
             if started:
                 system_prompt += f"\n\n<session_start_context>\n{started}\n</session_start_context>"
@@ -219,6 +223,7 @@ async def open_session(
             agent.notify(warning)
         if hook_runner is not None:
             hook_runner.notify = agent.notify
+            hook_runner.messages = lambda: agent.messages
         session = LiveSession(
             config=config,
             agent=agent,

@@ -1,11 +1,21 @@
 """Settings hooks: shell commands run at lifecycle events, in Claude Code's shape.
 
 `hooks: {EVENT: [{"matcher": "Bash", "hooks": [{"type": "command", "command": "...",
-"timeout": 60}]}]}` for PreToolUse, PostToolUse, UserPromptSubmit, Stop and SessionStart.
-The event arrives as JSON on stdin. Exit 0 goes on (stdout JSON may decide); exit 2
-blocks and its stderr goes to the model; any other code is a non-blocking error shown to
-the user. A hook's `allow` skips a prompt but never overrides a deny or ask rule (the
-tool runner enforces that).
+"timeout": 60}]}]}` for PreToolUse, PostToolUse, UserPromptSubmit, Stop, SubagentStop,
+Notification, PreCompact, SessionStart and SessionEnd. The event arrives as JSON on stdin
+with Claude Code's common fields (`session_id`, `transcript_path`, `cwd`,
+`permission_mode`, `hook_event_name`) and the event's own. Exit 0 goes on (stdout JSON
+may decide); exit 2 blocks and its stderr goes to the model; any other code is a
+non-blocking error shown to the user. A hook's `allow` skips a prompt but never overrides
+a deny or ask rule (the tool runner enforces that).
+
+The matcher selects what Claude Code selects by: the tool name for PreToolUse and
+PostToolUse, the source for SessionStart (`startup`, `resume`, `clear`, `compact`), the
+trigger for PreCompact (`manual`, `auto`), the notification type for Notification and the
+reason for SessionEnd; UserPromptSubmit, Stop and SubagentStop run every group. A matcher
+is matched as Claude Code matches it: empty or `*` matches everything, a plain name (or
+names joined by `|`) matches exactly, anything else is a regular expression searched in
+the value.
 """
 
 from __future__ import annotations
@@ -15,16 +25,22 @@ import json
 import os
 import re
 import signal
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from aistack_tui.agent.tool_runner import HookVerdict
 from aistack_tui.json_values import as_list, as_object
-from aistack_tui.llm.types import ToolResultBlock
+from aistack_tui.llm.types import Message, ToolResultBlock
 
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart")
+HOOK_EVENTS = (
+    "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "Notification",
+    "PreCompact", "SessionStart", "SessionEnd",
+)
+UNMATCHED_EVENTS = frozenset({"UserPromptSubmit", "Stop", "SubagentStop"})
+"""Events without a matcher: every group runs (a matcher written there is ignored)."""
+_PLAIN_MATCHER = re.compile(r"^[A-Za-z0-9_|\s-]+$")
 DEFAULT_TIMEOUT = 60.0
 BLOCK_EXIT = 2
 
@@ -44,13 +60,24 @@ class HookGroup:
     matcher: str
     commands: tuple[HookCommand, ...]
 
-    def matches(self, tool_name: str | None) -> bool:
-        if tool_name is None or self.matcher in ("", "*"):
-            return True
-        try:
-            return re.fullmatch(self.matcher, tool_name) is not None
-        except re.error:
-            return self.matcher == tool_name
+    def matches(self, value: str | None) -> bool:
+        """Whether the group runs for `value` (None: an event without a matcher)."""
+        return value is None or matcher_matches(self.matcher, value)
+
+
+def matcher_matches(matcher: str, value: str) -> bool:
+    """Claude Code's matching: empty or `*` is everything; a plain name or `A|B` list
+    matches exactly; anything else is a regular expression searched in `value` (an
+    invalid one matches nothing)."""
+    matcher = matcher.strip()
+    if matcher in ("", "*"):
+        return True
+    if _PLAIN_MATCHER.match(matcher):
+        return value in {part.strip() for part in matcher.split("|")}
+    try:
+        return re.search(matcher, value) is not None
+    except re.error:
+        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +146,7 @@ class HookRunner:
         project_root: Path,
         notify: Callable[[str], None] | None = None,
         env: Mapping[str, str] | None = None,
+        transcript_path: Path | None = None,
     ) -> None:
         self.hooks = hooks
         self.session_id = session_id
@@ -127,22 +155,34 @@ class HookRunner:
         self.notify: Callable[[str], None] = notify or (lambda _text: None)
         self.env = dict(env or {})
         """Variables the settings' `env` adds to every hook's environment."""
+        self.transcript_path = transcript_path
+        """Where the conversation is written as JSONL before a hook runs (Claude Code's
+        `transcript_path`); None: the field is an empty string."""
+        self.messages: Callable[[], Sequence[Message]] = tuple
+        """The conversation so far (set by the session once the agent exists)."""
+        self.permission_mode: Callable[[], str] = lambda: "default"
 
     def has(self, event: str) -> bool:
         return bool(self.hooks.get(event))
 
-    async def _run(self, event: str, payload: dict[str, Any], tool: str | None) -> list[HookResult]:
+    async def _run(
+        self, event: str, payload: dict[str, Any], match: str | None
+    ) -> list[HookResult]:
+        groups = [g for g in self.hooks.get(event, [])
+                  if g.matches(None if event in UNMATCHED_EVENTS else match)]
+        if not groups:
+            return []
         body = {
             "session_id": self.session_id,
+            "transcript_path": self._write_transcript(),
             "cwd": str(self.cwd),
+            "permission_mode": self.permission_mode(),
             "hook_event_name": event,
             **payload,
         }
         data = json.dumps(body).encode()
         results: list[HookResult] = []
-        for group in self.hooks.get(event, []):
-            if not group.matches(tool):
-                continue
+        for group in groups:
             for command in group.commands:
                 result = await self._exec(command, data)
                 if result.exit_code not in (0, BLOCK_EXIT):
@@ -151,6 +191,24 @@ class HookRunner:
                     self.notify(f"{event} hook `{command.command}` {why}: {detail}")
                 results.append(result)
         return results
+
+    def _write_transcript(self) -> str:
+        """The conversation as JSONL (one `{"type", "message"}` line per message), written
+        where `transcript_path` says; '' when there is nowhere to write it."""
+        path = self.transcript_path
+        if path is None:
+            return ""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            lines = [
+                json.dumps({"type": m.role, "session_id": self.session_id,
+                            "message": json.loads(m.model_dump_json())})
+                for m in self.messages()
+            ]
+            path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        except OSError:
+            return ""
+        return str(path)
 
     async def _exec(self, command: HookCommand, stdin: bytes) -> HookResult:
         env = {**os.environ, **self.env, "AISTACK_PROJECT_DIR": str(self.project_root),
@@ -232,7 +290,11 @@ class HookRunner:
             data = r.json()
             if data.get("decision") == "block":
                 return str(data.get("reason", "blocked by a UserPromptSubmit hook")), ""
-            if r.exit_code == 0 and r.stdout.strip() and not data:
+            specific = as_object(data.get("hookSpecificOutput")) or {}
+            added = specific.get("additionalContext")
+            if isinstance(added, str) and added.strip():
+                extra.append(added.strip())
+            elif r.exit_code == 0 and r.stdout.strip() and not data:
                 extra.append(r.stdout.strip())
         return None, "\n".join(extra)
 
@@ -249,9 +311,51 @@ class HookRunner:
                 return str(data.get("reason", "a Stop hook asked to continue"))
         return None
 
+    async def subagent_stop(self, stop_hook_active: bool = False) -> str | None:
+        """A SubagentStop hook's reason for the subagent to go on, or None."""
+        if not self.has("SubagentStop"):
+            return None
+        results = await self._run("SubagentStop", {"stop_hook_active": stop_hook_active}, None)
+        for r in results:
+            if r.exit_code == BLOCK_EXIT:
+                return r.stderr.strip() or "a SubagentStop hook asked to continue"
+            data = r.json()
+            if data.get("decision") == "block":
+                return str(data.get("reason", "a SubagentStop hook asked to continue"))
+        return None
+
+    async def notification(self, message: str, kind: str) -> None:
+        """Tell Notification hooks what the user is being asked (`permission_prompt`,
+        `idle_prompt`); their output is not used."""
+        if self.has("Notification"):
+            await self._run("Notification",
+                            {"message": message, "notification_type": kind}, kind)
+
+    async def pre_compact(self, trigger: str, instructions: str = "") -> None:
+        """Before a compaction (`manual` for /compact, `auto` at the threshold)."""
+        if self.has("PreCompact"):
+            await self._run("PreCompact",
+                            {"trigger": trigger, "custom_instructions": instructions}, trigger)
+
+    async def session_end(self, reason: str) -> None:
+        """When the session ends (`clear`, `logout`, `prompt_input_exit`, `other`)."""
+        if self.has("SessionEnd"):
+            await self._run("SessionEnd", {"reason": reason}, reason)
+
     async def session_start(self, source: str) -> str:
+        """The text SessionStart hooks for `source` print, for the model's context."""
         if not self.has("SessionStart"):
             return ""
-        results = await self._run("SessionStart", {"source": source}, None)
-        return "\n".join(r.stdout.strip() for r in results if r.exit_code == 0 and r.stdout.strip()
-                         and not r.json())
+        results = await self._run("SessionStart", {"source": source}, source)
+        texts: list[str] = []
+        for r in results:
+            if r.exit_code != 0:
+                continue
+            data = r.json()
+            specific = as_object(data.get("hookSpecificOutput")) or {}
+            extra = specific.get("additionalContext")
+            if isinstance(extra, str) and extra.strip():
+                texts.append(extra.strip())
+            elif not data and r.stdout.strip():
+                texts.append(r.stdout.strip())
+        return "\n".join(texts)

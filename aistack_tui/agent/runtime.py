@@ -478,7 +478,7 @@ class Agent:
         max_out = self.max_output_tokens or self.model_info.max_output_tokens
         ratio = usage_ratio(request, self.model_info.context_window, max_out)
         if ratio >= self.compaction.auto_ratio:
-            result = await self.compact_now()
+            result = await self.compact_now(trigger="auto")
             if result is not None:
                 yield ev.Notice(
                     f"Context compacted (phase {result.phase}): "
@@ -494,9 +494,13 @@ class Agent:
             )
 
     async def compact_now(
-        self, instructions: str = "", *, force_summary: bool = False
+        self, instructions: str = "", *, force_summary: bool = False, trigger: str = "manual"
     ) -> CompactionResult | None:
-        """Compact the history now (`/compact`); persists the result for resumes."""
+        """Compact the history now (`/compact`: `trigger` manual; the threshold: auto);
+        persists the result for resumes. PreCompact hooks run first, SessionStart hooks
+        for `compact` after, their text a note for the model's next message."""
+        if self.hook_runner is not None:
+            await self.hook_runner.pre_compact(trigger, instructions)
         request = lt.LLMRequest(
             system=self.system_prompt,
             messages=repair_history(self.messages),
@@ -533,6 +537,12 @@ class Agent:
                 await self.on_compacted(result.summary)
         else:
             self.messages = result.messages
+        if self.hook_runner is not None:
+            started = await self.hook_runner.session_start("compact")
+            if started:
+                self.add_model_note(
+                    f"<user-session-start-hook>\n{started}\n</user-session-start-hook>"
+                )
         return result
 
     async def _run_tools(

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from aistack_tui.llm.provider import Provider
 
 SUBAGENT_MAX_TURNS = 40
+MAX_SUBAGENT_STOP_CONTINUATIONS = 3
 NESTING_TOOLS: frozenset[str] = frozenset({"Task", "PresentPlan"})
 """Tools that start agents; children never get them (no recursion)."""
 SUBAGENT_PROMPT = (
@@ -195,6 +196,7 @@ def build_child_agent(
         results_dir=parent.runner.results_dir,
         pre_tool_hook=parent.runner.pre_tool_hook,
         post_tool_hook=parent.runner.post_tool_hook,
+        notification_hook=parent.runner.notification_hook,
         before_mutation=parent.runner.before_mutation,
     )
     if kind is not None and kind.model is not None:
@@ -230,12 +232,21 @@ async def run_child(
     """
     end: ev.TurnEnded | None = None
     error = ""
-    async for event in child.run(prompt):
-        emit(ev.SubagentEvent(tool_use_id, description, event))
-        if isinstance(event, ev.TurnEnded):
-            end = event
-        elif isinstance(event, ev.ErrorOccurred):
-            error = event.message
+    hooks = parent.hook_runner
+    for continuation in range(MAX_SUBAGENT_STOP_CONTINUATIONS + 1):
+        async for event in child.run(prompt):
+            emit(ev.SubagentEvent(tool_use_id, description, event))
+            if isinstance(event, ev.TurnEnded):
+                end = event
+            elif isinstance(event, ev.ErrorOccurred):
+                error = event.message
+        if hooks is None or end is None or end.reason != "completed" or error:
+            break
+        # A SubagentStop hook may send the subagent back to work, as Stop does the agent.
+        reason = await hooks.subagent_stop(stop_hook_active=continuation > 0)
+        if reason is None or continuation == MAX_SUBAGENT_STOP_CONTINUATIONS:
+            break
+        prompt = f"[SubagentStop hook] {reason}"
     for model, usage in child.totals.by_model.items():
         parent.totals.add(model, usage, None)
     if child.totals.cost_usd is not None:

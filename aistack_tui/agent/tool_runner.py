@@ -53,6 +53,8 @@ from aistack_tui.tools.editor import current_call_id
 Emit = Callable[[AgentEvent], None]
 PreToolHook = Callable[[str, dict[str, Any]], Awaitable["HookVerdict | None"]]
 PostToolHook = Callable[[str, dict[str, Any], ToolResultBlock], Awaitable[str | None]]
+NotificationHook = Callable[[str, str], Awaitable[None]]
+"""(message, notification type): the user is about to be asked something."""
 BeforeMutation = Callable[[str, str, dict[str, Any]], Awaitable[None]]
 """(tool_use_id, tool name, input): called before a call that may change files runs."""
 
@@ -81,6 +83,7 @@ class ToolRunner:
     results_dir: Path
     pre_tool_hook: PreToolHook | None = None
     post_tool_hook: PostToolHook | None = None
+    notification_hook: NotificationHook | None = None
     before_mutation: BeforeMutation | None = None
     """Checkpoints hang here: every non-read-only call (Bash included) passes it first."""
     denials: list[PermissionDenial] = field(default_factory=list[PermissionDenial])
@@ -192,6 +195,10 @@ class ToolRunner:
                     display = await _preview(tool, args, self.context)
                 except ToolError as e:
                     return finish(f"Error: {e}", True)
+                if self.notification_hook is not None:
+                    await self.notification_hook(
+                        f"aistack needs your permission to use {call.name}", "permission_prompt"
+                    )
                 answer = await self._ask(call, decision, display, emit)
                 if not answer.approved:
                     reason = "The user denied this tool call."

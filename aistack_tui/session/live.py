@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from aistack_tui.settings.layers import ConfigError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from aistack_tui.agent import events as ev
@@ -590,10 +593,22 @@ class LiveSession:
     # --- conversations -------------------------------------------------------------------
 
     async def new_conversation(self) -> None:
-        """Start over in a new stored session (the old one stays resumable)."""
+        """Start over in a new stored session (the old one stays resumable): SessionEnd
+        hooks with `clear` for the old, SessionStart hooks with `clear` for the new."""
+        hooks = self.agent.hook_runner
+        if hooks is not None:
+            await hooks.session_end("clear")
         self.info = await self.store.create(self.config.project_root, self.model)
         self.agent.messages = []
         self.agent.clear_model_notes()
+        if hooks is not None:
+            hooks.session_id = self.info.id
+            hooks.transcript_path = self.config.home / "transcripts" / f"{self.info.id}.jsonl"
+            started = await hooks.session_start("clear")
+            if started:
+                self.agent.add_model_note(
+                    f"<user-session-start-hook>\n{started}\n</user-session-start-hook>"
+                )
 
     async def resume(self, session_id: str) -> None:
         info = await self.store.get(session_id)
@@ -658,12 +673,19 @@ class LiveSession:
                 self.model,
             )
 
-    async def close(self) -> None:
-        """Record usage and close everything the session opened; safe to call twice."""
+    async def close(self, reason: str = "other") -> None:
+        """Record usage and close everything the session opened; safe to call twice.
+        SessionEnd hooks run first, with `reason` (`prompt_input_exit` when the user quit,
+        `logout`, `other`)."""
         if self._closed:
             return
         self._closed = True
         try:
+            if self.agent.hook_runner is not None:
+                try:
+                    await self.agent.hook_runner.session_end(reason)
+                except Exception:  # a broken hook must not keep the session open
+                    log.exception("SessionEnd hook failed")
             await self.record_usage()
         finally:
             await self.extensions.aclose()

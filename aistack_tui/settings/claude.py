@@ -38,7 +38,11 @@ QUIET_KEYS = frozenset({"$schema"})
 """Keys that carry no setting (an editor's schema hint): left out without a note."""
 SUPPORTED_MODES = frozenset({"default", "acceptEdits", "plan", "bypassPermissions"})
 PERMISSION_KEYS = frozenset({"allow", "ask", "deny", "defaultMode", "additionalDirectories"})
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SessionStart")
+HOOK_EVENTS = (
+    "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "Notification",
+    "PreCompact", "SessionStart", "SessionEnd",
+)
+"""The events aistack runs (agent/hooks.py HOOK_EVENTS; settings may not import agent/)."""
 PATH_TOOLS = frozenset({"Read", "Edit", "Write", "MultiEdit"})
 UNCONSULTED_PATH_TOOLS = frozenset({"Glob", "Grep", "LS", "NotebookEdit"})
 """Tools whose `Tool(path)` form Claude Code accepts but never consults."""

@@ -93,7 +93,7 @@ def test_keys_aistack_has_no_meaning_for_are_left_out_and_named(dirs: dict[str, 
         "statusLine": {"type": "command", "command": "x"},
         "permissions": {"allow": ["KillShell", "Glob(src/**)"], "defaultMode": "dontAsk",
                         "disableBypassPermissionsMode": "disable"},
-        "hooks": {"Notification": [{"hooks": [{"type": "command", "command": "notify"}]}],
+        "hooks": {"PermissionRequest": [{"hooks": [{"type": "command", "command": "notify"}]}],
                   "PreToolUse": [{"matcher": "Bash", "hooks": [
                       {"type": "prompt", "prompt": "is this safe?"},
                       {"type": "command", "command": "check"}]}]},
@@ -102,7 +102,7 @@ def test_keys_aistack_has_no_meaning_for_are_left_out_and_named(dirs: dict[str, 
     (layer,) = load(dirs).layers
     ignored = "\n".join(layer.ignored)
     for expected in ("model", "sandbox", "statusLine", "'KillShell'", "'Glob(src/**)'",
-                     "'dontAsk'", "disableBypassPermissionsMode", "hooks.Notification",
+                     "'dontAsk'", "disableBypassPermissionsMode", "hooks.PermissionRequest",
                      "type 'prompt'", "env.BAD"):
         assert expected in ignored, expected
     assert "$schema" not in ignored
