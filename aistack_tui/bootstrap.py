@@ -148,6 +148,8 @@ async def open_session(
             append=config.append_system_prompt,
             skills_catalogue=extensions.skills.catalogue() if extensions.skills else "",
             warnings=extensions.warnings,
+            user_home=Path(config.env.get("HOME", str(Path.home()))),
+            project_identity=not trust.ignored_names("identity"),
         )
         system_prompt += f"\n\n{PLAN_MODE_PROMPT}"  # phrased for any mode: Shift+Tab may switch
         hook_runner = None

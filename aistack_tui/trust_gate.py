@@ -265,6 +265,24 @@ def _agent_items(config: RunConfig) -> list[TrustItem]:
     return items
 
 
+def _identity_items(config: RunConfig) -> list[TrustItem]:
+    """The project's identity files (`.aistack/IDENTITY.md`, `SOUL.md`, `USER.md`,
+    `memory/MEMORY.md`): they change who the agent is and what it believes of you."""
+    from aistack_tui.context.instructions import find_identity_files
+
+    own = find_identity_files(config.home, config.project_root, project=False)
+    both = find_identity_files(config.home, config.project_root, project=True)
+    mine = {f.path for f in own}
+    items: list[TrustItem] = []
+    for file in both:
+        if file.path in mine:
+            continue
+        where = _relative(config, file.path)
+        items.append(_item("identity", where, f"{len(file.text.encode())} bytes",
+                           [where, file.text], str(file.path)))
+    return items
+
+
 def untrusted_command_names(config: RunConfig) -> set[str]:
     """Project slash commands whose current `allowed-tools` the user has not agreed to.
 
@@ -288,6 +306,7 @@ def project_trust_items(config: RunConfig) -> list[TrustItem]:
     items += _skill_items(config)
     items += _command_items(config)
     items += _agent_items(config)
+    items += _identity_items(config)
     return items
 
 

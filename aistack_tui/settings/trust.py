@@ -21,7 +21,7 @@ TRUST_FILE = "trusted-projects.json"
 
 TrustKind: TypeAlias = Literal[
     "mcp", "hooks", "allow", "mode", "directory", "sandbox", "provider", "env", "apiKeys",
-    "skill", "command", "agent",
+    "skill", "command", "agent", "identity",
 ]
 
 
@@ -52,6 +52,7 @@ KIND_LABELS: dict[TrustKind, str] = {
     "skill": "allowed-tools of skill",
     "command": "allowed-tools of command",
     "agent": "subagent",
+    "identity": "identity file",
 }
 
 

@@ -208,3 +208,23 @@ def test_doctor_lists_subagents_and_their_problems(git_repo: Path, tmp_path: Pat
     assert "not trusted yet: subagent reviewer in" in out
     assert "project subagent 'reviewer' not loaded: the project is not trusted" in out
     assert "`description` is missing" in out
+
+
+def test_doctor_lists_instruction_and_identity_files_with_sizes(
+    git_repo: Path, aistack_home: Path, tmp_path: Path
+) -> None:
+    (aistack_home / "USER.md").write_text("Prefers British spelling.\n")
+    (git_repo / ".aistack").mkdir()
+    (git_repo / ".aistack" / "SOUL.md").write_text("Be grumpy.\n")
+    (git_repo / "CLAUDE.md").write_text("Read @docs/rules.md first.\n")
+    (git_repo / "docs").mkdir()
+    (git_repo / "docs" / "rules.md").write_text("No globals.\n")
+    user_claude = tmp_path / "user-home" / ".claude"  # HOME of every test (conftest)
+    user_claude.mkdir(parents=True, exist_ok=True)
+    (user_claude / "CLAUDE.md").write_text("I use vim.\n")
+    out = run_aistack(["doctor"], cwd=git_repo).stdout
+    assert f"identity: {aistack_home / 'USER.md'} (25 bytes)" in out
+    assert "not trusted yet: identity file .aistack/SOUL.md" in out
+    assert f"instructions: {user_claude / 'CLAUDE.md'} (10 bytes)" in out
+    assert f"instructions: {git_repo / 'CLAUDE.md'}" in out
+    assert f"import: {git_repo / 'docs' / 'rules.md'} (11 bytes)" in out

@@ -53,6 +53,24 @@ def _settings_lines(config: RunConfig, trust: TrustDecision, out: TextIO) -> Non
     for problem in commands.problems:
         out.write(_line(None, "slash command skipped", problem))
     _agent_lines(config, trust.ignored_names("agent"), out)
+    _instruction_lines(config, not trust.ignored_names("identity"), out)
+
+
+def _instruction_lines(config: RunConfig, project_identity: bool, out: TextIO) -> None:
+    """The instruction and identity files the system prompt would hold, with sizes."""
+    from aistack_tui.context.instructions import find_identity_files, find_instruction_files
+
+    warnings: list[str] = []
+    user_home = Path(config.env.get("HOME", str(Path.home())))
+    files = find_identity_files(config.home, config.project_root, project=project_identity,
+                                warnings=warnings)
+    files += find_instruction_files(config.project_root, config.cwd, config.home, warnings,
+                                    user_home=user_home)
+    for file in files:
+        size = len(file.text.encode())
+        out.write(_line(True, file.kind, f"{file.path} ({size:,} bytes)"))
+    for warning in warnings:
+        out.write(_line(None, "not loaded", warning))
 
 
 def _agent_lines(config: RunConfig, untrusted: set[str], out: TextIO) -> None:
