@@ -160,9 +160,9 @@ class LineRepl:
             return
         command = parse(text.strip())
         if command is not None and COMMANDS.get(command[0]) is None:
-            custom = self.session.expand_custom_command(text.strip())
+            custom = await self.session.expand_custom_command(text.strip())
             if custom is not None:  # a command file: its text is the prompt
-                await self.run_turn(custom)
+                await self.run_turn(prompt_blocks(custom, self.session.project_root))
                 return
         if command is not None:
             await self.run_command(*command)

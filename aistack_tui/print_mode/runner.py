@@ -27,6 +27,7 @@ from aistack_tui.print_mode.formatters import (
 from aistack_tui.session.config import RunConfig
 
 if TYPE_CHECKING:
+    from aistack_tui.llm.types import ContentBlock
     from aistack_tui.session.live import LiveSession
     from aistack_tui.settings.trust import TrustItem
 
@@ -91,9 +92,15 @@ async def _run(
                 mcp_servers=[{"name": s.name, "status": s.status} for s in session.mcp_statuses()],
             )
         )
-        # `aistack -p "/review src/x.py"` runs a custom command as the TUI would.
-        prompt = session.expand_custom_command(prompt) or prompt
-        async for event in session.run(prompt):
+        # `aistack -p "/review src/x.py"` runs a custom command as the TUI would: its
+        # `!`cmd`` lines inlined, the files it @-mentions attached.
+        expanded = await session.expand_custom_command(prompt)
+        turn_prompt: str | list[ContentBlock] = prompt
+        if expanded is not None:
+            from aistack_tui.session.mentions import prompt_blocks
+
+            turn_prompt = prompt_blocks(expanded, config.project_root)
+        async for event in session.run(turn_prompt):
             formatter.event(event)
             report(event, config, err)
             if isinstance(event, ev.ErrorOccurred):

@@ -417,7 +417,7 @@ class LiveSession:
         found.withhold_allowed_tools(untrusted_command_names(self.config))
         return found
 
-    def expand_custom_command(self, text: str) -> str | None:
+    async def expand_custom_command(self, text: str) -> str | None:
         """The prompt for `text` when it calls a custom command (`/review src/x.py`), its
         `allowed-tools` allowed for the next run; None when `text` calls none."""
         if not text.startswith("/") or text.startswith("//"):
@@ -426,9 +426,24 @@ class LiveSession:
         found = self.custom_commands().get(name.strip())
         if found is None:
             return None
-        if found.allowed_tools:
-            self.allow_during_next_run(found.allowed_tools)
-        return found.expand(arguments.strip())
+        return await self.prepare_command_prompt(found.expand(arguments.strip()),
+                                                 found.allowed_tools)
+
+    async def prepare_command_prompt(self, text: str, allowed_tools: Sequence[str]) -> str:
+        """A command file's expanded text, ready to send: its `` !`command` `` lines run
+        (with its `allowed-tools` granted while they are checked) and replaced by their
+        output; its `allowed-tools` are then allowed for the next run. `@path` mentions
+        in it attach their files as in any prompt (`session.mentions.prompt_blocks`)."""
+        from aistack_tui.session.command_shell import inline_shell_output
+
+        self.allow_during_next_run(allowed_tools)
+        granted = self._grant_next_run_rules()
+        self._next_run_rules = list(allowed_tools)
+        try:
+            return await inline_shell_output(text, self.engine, self.tool_context, self.cwd)
+        finally:
+            for rule in granted:
+                self.engine.revoke_session(rule)
 
     def use_editor_files(self, reader: FileReader | None, writer: FileWriter | None) -> None:
         """Read and write text files through the editor driving this session (ACP's `fs`):

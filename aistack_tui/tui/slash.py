@@ -124,9 +124,9 @@ def custom_command(found: CustomCommand) -> SlashCommand:
     filled in, is sent as the prompt, with its `allowed-tools` allowed for that run."""
 
     async def run(app: CommandHost, args: str) -> None:
-        if found.allowed_tools:
-            app.require_session().allow_during_next_run(found.allowed_tools)
-        await app.send_prompt(found.expand(args))
+        session = app.require_session()
+        prompt = await session.prepare_command_prompt(found.expand(args), found.allowed_tools)
+        await app.send_prompt(prompt)
 
     return SlashCommand(found.name, found.description, run, found.argument_hint)
 

@@ -69,3 +69,35 @@ def test_a_broken_mcp_json_is_reported_in_a_fast_print_run(git_repo: Path) -> No
     warning = [line for line in proc.stderr.splitlines() if ".mcp.json" in line]
     assert warning, proc.stderr
     assert ".mcp.json:1:" in warning[0] and "invalid JSON" in warning[0], warning
+
+
+SHELL_COMMAND = """---
+description: Review what changed
+allowed-tools: Bash(git status:*), Bash(git diff:*)
+---
+Status: !`git status --short`
+Diff stat: !`git diff --stat`
+Not allowed: !`touch pwned.txt`
+Read @README.md and the notes in @docs/notes.md, then review.
+"""
+
+
+def test_shell_lines_run_through_the_engine_and_mentions_attach_files(
+    git_repo: Path, tmp_path: Path
+) -> None:
+    commands = tmp_path / "user-home" / ".claude" / "commands"  # HOME of every test
+    commands.mkdir(parents=True)
+    (commands / "review.md").write_text(SHELL_COMMAND)
+    (git_repo / "README.md").write_text("# test repo\nREADME-BODY\n")
+    (git_repo / "docs").mkdir()
+    (git_repo / "docs" / "notes.md").write_text("NOTES-BODY\n")
+    with FakeLLMServer([Turn(text="Reviewed.")]) as server:
+        proc = run_aistack(["-p", "/review", "--model", MODEL], cwd=git_repo,
+                           env=server.env("anthropic"))
+        assert proc.returncode == 0, proc.stderr
+        sent = json.dumps(server.model_requests[0].body["messages"][0])
+    assert "Status:  M README.md" in sent and "?? docs/" in sent  # git status ran
+    assert "1 file changed" in sent  # git diff --stat ran
+    assert "`touch pwned.txt` was not run" in sent and not (git_repo / "pwned.txt").exists()
+    assert "README-BODY" in sent and "NOTES-BODY" in sent  # @mentions attached
+    assert "!`git status" not in sent

@@ -255,3 +255,19 @@ def test_bundled_skills_are_valid_and_useful() -> None:
         assert len(body) > 800, name
         for path in registry.files(name):
             assert path.name in body, f"{name}: {path.name} is never mentioned"
+
+
+def test_a_skill_with_a_long_description_loads_shortened_with_one_problem(
+    places: dict[str, Path],
+) -> None:
+    # Anthropic's own claude-api skill has a 1,068-character description.
+    words = ("Build apps with the Claude API or SDKs: when code imports anthropic, use this "
+             "for prompting, tools, streaming and batches. ") * 10
+    long = " ".join(words.split())[:1068]
+    make_skill(places["project"] / ".claude" / "skills", "claude-api", f"\"{long}\"")
+    registry = SkillRegistry.discover(places["project"], places["home"], places["user"])
+    skill = registry.skills["claude-api"]
+    assert len(skill.description) <= 1024 and skill.description.endswith("…")
+    assert long.startswith(skill.description[:-1])
+    [problem] = [p for p in registry.problems if "claude-api" in p]
+    assert "1068 characters" in problem and "first 1024" in problem
