@@ -228,3 +228,20 @@ def test_doctor_lists_instruction_and_identity_files_with_sizes(
     assert f"instructions: {user_claude / 'CLAUDE.md'} (10 bytes)" in out
     assert f"instructions: {git_repo / 'CLAUDE.md'}" in out
     assert f"import: {git_repo / 'docs' / 'rules.md'} (11 bytes)" in out
+
+
+def test_doctor_summarises_many_untrusted_rules_of_a_file_and_lists_skills(
+    git_repo: Path,
+) -> None:
+    (git_repo / ".claude").mkdir()
+    rules = [f"Bash(tool{i}:*)" for i in range(115)]
+    (git_repo / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": rules}}))
+    skill = git_repo / ".claude" / "skills" / "long"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text(f"---\nname: long\ndescription: \"{'word ' * 300}\"\n---\nBody\n")
+    out = run_aistack(["doctor"], cwd=git_repo).stdout
+    assert out.count("not trusted yet") == 1, out  # one line for the 115 rules
+    assert "115 allow rules in" in out and "Bash(tool0:*), Bash(tool1:*), Bash(tool2:*), …" in out
+    assert "skills: " in out and "long" in out
+    assert "skill problem:" in out and "'description' is 1499 characters" in out

@@ -10,11 +10,13 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
     from aistack_tui.session.config import RunConfig
+    from aistack_tui.settings.trust import TrustItem, TrustKind
     from aistack_tui.trust_gate import TrustDecision
 
 
@@ -34,7 +36,6 @@ def _line(ok: bool | None, what: str, detail: str) -> str:
 def _settings_lines(config: RunConfig, trust: TrustDecision, out: TextIO) -> None:
     """Every settings file read, what of a Claude Code file was not carried over, what of
     the project's files waits for trust, and the custom slash commands found."""
-    from aistack_tui.settings.trust import item_label
     from aistack_tui.skills.commands import CommandSet
 
     for layer in config.loaded.layers:
@@ -42,9 +43,8 @@ def _settings_lines(config: RunConfig, trust: TrustDecision, out: TextIO) -> Non
         out.write(_line(True, "settings", layer.source + dialect))
         for note in layer.ignored:
             out.write(_line(None, "ignored", f"{note} in {layer.source}"))
-    for item in trust.ignored:
-        where = f" in {item.source}" if item.source else ""
-        out.write(_line(None, "not trusted yet", f"{item_label(item)}{where}"))
+    for text in _untrusted_summary(trust.ignored):
+        out.write(_line(None, "not trusted yet", text))
     user_home = Path(config.env.get("HOME", str(Path.home())))
     commands = CommandSet.discover(config.project_root, config.home, user_home)
     if commands.commands:
@@ -52,6 +52,7 @@ def _settings_lines(config: RunConfig, trust: TrustDecision, out: TextIO) -> Non
         out.write(_line(True, "slash commands", names))
     for problem in commands.problems:
         out.write(_line(None, "slash command skipped", problem))
+    _skill_lines(config, out)
     _agent_lines(config, trust.ignored_names("agent"), out)
     _instruction_lines(config, not trust.ignored_names("identity"), out)
 
@@ -71,6 +72,42 @@ def _instruction_lines(config: RunConfig, project_identity: bool, out: TextIO) -
         out.write(_line(True, file.kind, f"{file.path} ({size:,} bytes)"))
     for warning in warnings:
         out.write(_line(None, "not loaded", warning))
+
+
+SUMMARY_AT = 4
+"""More untrusted items of one kind in one file than this become one line with a count."""
+
+
+def _untrusted_summary(items: Sequence[TrustItem]) -> list[str]:
+    """A line per item, or per (kind, file) with a count where one file asks for many (a
+    Claude Code settings file with 115 allow rules is one line, not 115)."""
+    from aistack_tui.settings.trust import KIND_LABELS, item_label
+
+    groups: dict[tuple[TrustKind, str], list[TrustItem]] = {}
+    for item in items:
+        groups.setdefault((item.kind, item.source), []).append(item)
+    lines: list[str] = []
+    for (kind, source), group in groups.items():
+        where = f" in {source}" if source else ""
+        if len(group) < SUMMARY_AT:
+            lines += [f"{item_label(item)}{where}" for item in group]
+            continue
+        names = ", ".join(item.name for item in group[:3])
+        label = KIND_LABELS.get(kind, kind)
+        lines.append(f"{len(group)} {label}s{where} ({names}, …)")
+    return lines
+
+
+def _skill_lines(config: RunConfig, out: TextIO) -> None:
+    """The skills the session would offer, and every file it would skip and why."""
+    from aistack_tui.skills import SkillRegistry
+
+    user_home = Path(config.env.get("HOME", str(Path.home())))
+    skills = SkillRegistry.discover(config.project_root, config.home, user_home)
+    if skills.skills:
+        out.write(_line(True, "skills", ", ".join(sorted(skills.skills))))
+    for problem in skills.problems:
+        out.write(_line(None, "skill problem", problem))
 
 
 def _agent_lines(config: RunConfig, untrusted: set[str], out: TextIO) -> None:
