@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from aistack_tui.permissions.types import PermissionDenial, PermissionMode
     from aistack_tui.session.config import RunConfig
     from aistack_tui.session.providers import ModelRouter
+    from aistack_tui.session.status import StatusLine
     from aistack_tui.sessions.models import SessionInfo
     from aistack_tui.sessions.sqlite_store import SqliteSessionStore
     from aistack_tui.settings.trust import TrustItem
@@ -399,6 +400,20 @@ class LiveSession:
         return self.engine.revoke_session(rule)
 
     # --- extensions ----------------------------------------------------------------------
+
+    def status(self) -> list[StatusLine]:
+        """What `/status` shows: version, model, key source, mode, sandbox, MCP servers,
+        settings files, instruction and identity files (session/status.py)."""
+        from aistack_tui.session.status import status_lines
+
+        return status_lines(
+            self.config,
+            session_id=self.session_id,
+            model=self.model,
+            mode=self.mode,
+            mcp=[(s.name, s.status) for s in self.mcp_statuses()],
+            untrusted_kinds={item.kind for item in self._untrusted},
+        )
 
     def subagents(self) -> Subagents | None:
         """The custom subagents the Task tool offers (`.claude/agents/` and friends), with

@@ -225,6 +225,14 @@ async def _skills(app: CommandHost, args: str) -> None:
     await app.notice("\n".join(lines), "warning" if skills.problems else "info")
 
 
+@command("status", "Version, model, key, mode, sandbox, MCP servers, settings and instruction "
+         "files", while_busy=True)
+async def _status(app: CommandHost, args: str) -> None:
+    lines = app.require_session().status()
+    width = max(len(line.label) for line in lines)
+    await app.notice("\n".join(f"{line.label:<{width}}  {line.value}" for line in lines))
+
+
 @command("agents", "Custom subagents the Task tool offers, and any problems", while_busy=True)
 async def _agents(app: CommandHost, args: str) -> None:
     found = app.require_session().subagents()

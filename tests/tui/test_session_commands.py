@@ -96,6 +96,25 @@ async def test_skills_lists_the_catalogue_and_problems(make_app, git_repo: Path)
         assert "Problems:" in shown and "broken" in shown
 
 
+async def test_status_shows_model_key_mode_sandbox_and_files(
+    make_app, git_repo: Path, aistack_home: Path
+) -> None:
+    (git_repo / "CLAUDE.md").write_text("Use tabs.\n")
+    (aistack_home / "SOUL.md").write_text("Be kind.\n")
+    app = make_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await ready(pilot)
+        shown = await command(pilot, "/status", "version")
+        rows = dict(line.split(None, 1) for line in shown.splitlines()
+                    if line.split(None, 1)[0] in ("model", "key", "mode", "sandbox"))
+        assert rows["model"].strip() == app.session.model
+        assert rows["key"].startswith("environment variable ANTHROPIC_API_KEY")
+        assert rows["mode"].strip() == "default"
+        assert rows["sandbox"].startswith(("bwrap", "sandbox unavailable"))
+        assert f"{git_repo / 'CLAUDE.md'} (9 bytes)" in shown  # the stripped text
+        assert f"{aistack_home / 'SOUL.md'} (8 bytes)" in shown
+
+
 async def test_agents_lists_custom_subagents_and_problems(
     make_app, git_repo: Path, tmp_path: Path
 ) -> None:
