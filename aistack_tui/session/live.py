@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -401,6 +402,44 @@ class LiveSession:
 
     # --- extensions ----------------------------------------------------------------------
 
+    def add_directory(self, raw: str) -> Path:
+        """`/add-dir`: another directory the agent may read and edit like the project for
+        the rest of this session (permission rules, file tools and the sandbox's writable
+        roots all see it). Raises ConfigError for a path that is not a directory or `/`."""
+        path = Path(raw).expanduser()
+        if not path.is_absolute():
+            path = self.cwd / path
+        path = Path(os.path.realpath(path))
+        if not path.is_dir():
+            raise ConfigError(f"{path} is not a directory")
+        if path == Path(path.anchor):
+            raise ConfigError("the root directory cannot be added; name a project folder")
+        if path in self.engine.additional_directories or path == self.config.project_root:
+            return path
+        self.engine.additional_directories.append(path)
+        self.tool_context.additional_directories.append(path)
+        sandbox = self.tool_context.services.get("sandbox")
+        writable = getattr(sandbox, "writable", None)
+        if isinstance(writable, list):
+            writable.append(path)  # pyright: ignore[reportUnknownMemberType]
+        exposure = getattr(sandbox, "exposure", None)
+        if exposure is not None:
+            exposure.roots.append(path)
+            exposure.prefetch()
+        return path
+
+    async def doctor(self) -> str:
+        """`aistack doctor`'s report for this session's settings (the TUI's `/doctor`)."""
+        import io
+
+        from aistack_tui.session.doctor import doctor_report
+        from aistack_tui.trust_gate import TrustDecision
+
+        out = io.StringIO()
+        await doctor_report(self.config, TrustDecision(list(self._untrusted),
+                                                       list(self._untrusted)), out)
+        return out.getvalue()
+
     def status(self) -> list[StatusLine]:
         """What `/status` shows: version, model, key source, mode, sandbox, MCP servers,
         settings files, instruction and identity files (session/status.py)."""
@@ -609,16 +648,21 @@ class LiveSession:
             self.agent.messages = start_from_last_summary(stored)
         return result
 
-    async def export(self, path: Path, fmt: ExportFormat = "md") -> int:
-        """Write the conversation to `path`; returns how many messages were written."""
+    async def export_text(self, fmt: ExportFormat = "md") -> tuple[str, int]:
+        """The conversation as Markdown or JSONL, and how many messages it holds."""
         from aistack_tui.sessions.export import to_jsonl, to_markdown
 
         info = await self.store.get(self.session_id) or self.info
         messages = self.agent.messages
         text = to_jsonl(messages) if fmt == "jsonl" else to_markdown(info, messages)
+        return text, len(messages)
+
+    async def export(self, path: Path, fmt: ExportFormat = "md") -> int:
+        """Write the conversation to `path`; returns how many messages were written."""
+        text, count = await self.export_text(fmt)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-        return len(messages)
+        return count
 
     # --- conversations -------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from rich.text import Text
 
 from aistack_tui.session.reports import restore_lines, turn_listing
+from aistack_tui.settings.layers import ConfigError
 from aistack_tui.tui.agents_md import skeleton
 from aistack_tui.tui.renderer import history_entries
 from aistack_tui.tui.screens.question import QuestionScreen, ask
@@ -233,6 +234,85 @@ async def _status(app: CommandHost, args: str) -> None:
     await app.notice("\n".join(f"{line.label:<{width}}  {line.value}" for line in lines))
 
 
+@command("doctor", "Check keys, providers, storage, ripgrep, the sandbox, settings and files",
+         background=True)
+async def _doctor(app: CommandHost, args: str) -> None:
+    report = await app.require_session().doctor()
+    failed = "[FAIL]" in report
+    await app.notice(report.rstrip("\n"), "warning" if failed else "info")
+
+
+@command("hooks", "The hooks configured, by event, and the file each comes from",
+         while_busy=True)
+async def _hooks(app: CommandHost, args: str) -> None:
+    session = app.require_session()
+    lines: list[str] = []
+    for layer in session.config.loaded.layers:
+        hooks = layer.data.get("hooks")
+        if not isinstance(hooks, dict):
+            continue
+        for event, groups in hooks.items():  # pyright: ignore[reportUnknownVariableType]
+            for group in groups if isinstance(groups, list) else []:  # pyright: ignore[reportUnknownVariableType]
+                matcher = group.get("matcher", "") if isinstance(group, dict) else ""  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+                commands = [h.get("command", "?") for h in group.get("hooks", [])  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+                            if isinstance(h, dict)] if isinstance(group, dict) else []
+                for cmd in commands:  # pyright: ignore[reportUnknownVariableType]
+                    lines.append(f"  {event}[{matcher or '*'}]: {cmd}  ({layer.source})")
+    ignored = [i for i in session.untrusted if i.kind == "hooks"]
+    if not lines and not ignored:
+        await app.notice("No hooks are configured (docs/hooks.md says how).")
+        return
+    text = ["Hooks:", *lines] if lines else []
+    text += [f"  not run (project not trusted): hooks in {i.source}" for i in ignored]
+    await app.notice("\n".join(text))
+
+
+@command("add-dir", "Let the agent read and edit another directory for this session", "DIR")
+async def _add_dir(app: CommandHost, args: str) -> None:
+    if not args:
+        await app.notice("Usage: /add-dir DIR", "warning")
+        return
+    try:
+        path = app.require_session().add_directory(args)
+    except ConfigError as e:
+        await app.notice(str(e), "warning")
+        return
+    await app.notice(f"Added {path}: the agent may read and edit it like the project for the "
+                     "rest of this session.")
+
+
+@command("config", "Show the settings you can change here; `set KEY VALUE` saves one",
+         "[set KEY VALUE]", while_busy=True)
+async def _config(app: CommandHost, args: str) -> None:
+    from aistack_tui.session.user_config import current, set_user_setting
+
+    session = app.require_session()
+    verb, _, rest = args.partition(" ")
+    if verb == "set":
+        key, _, value = rest.strip().partition(" ")
+        try:
+            written = set_user_setting(session.config.home, key, value.strip())
+        except ConfigError as e:
+            await app.notice(str(e), "warning")
+            return
+        await app.notice(f"Saved {key} = {written!r} in {session.config.home / 'settings.json'}"
+                         "; new sessions start with it.")
+        return
+    if args:
+        await app.notice("Usage: /config, or /config set KEY VALUE", "warning")
+        return
+    entries = current(session.config.loaded.settings)
+    width = max(len(e.key) for e in entries)
+    lines = [f"  {e.key:<{width}}  {e.value!r:<24} {e.help}" for e in entries]
+    await app.notice("Settings (/config set KEY VALUE saves one in your settings file):\n"
+                     + "\n".join(lines))
+
+
+@command("exit", "Quit aistack", while_busy=True)
+async def _exit(app: CommandHost, args: str) -> None:
+    await app.action_quit()
+
+
 @command("agents", "Custom subagents the Task tool offers, and any problems", while_busy=True)
 async def _agents(app: CommandHost, args: str) -> None:
     found = app.require_session().subagents()
@@ -346,7 +426,8 @@ async def _init(app: CommandHost, args: str) -> None:
 # --- /export --------------------------------------------------------------------------------
 
 
-@command("export", "Write this session as Markdown (default) or JSONL", "[md|jsonl] [PATH]",
+@command("export", "Write this session as Markdown (default) or JSONL; default "
+         "$AISTACK_HOME/exports/, or `clipboard`", "[md|jsonl] [PATH|clipboard]",
          while_busy=True)
 async def _export(app: CommandHost, args: str) -> None:
     from pathlib import Path
@@ -356,10 +437,18 @@ async def _export(app: CommandHost, args: str) -> None:
     fmt: Literal["md", "jsonl"] = "md"
     if words and words[0] in ("md", "jsonl"):
         fmt = "jsonl" if words.pop(0) == "jsonl" else "md"
-    name = words[0] if words else f"aistack-session-{session.session_id[:8]}.{fmt}"
-    path = Path(name).expanduser()
-    if not path.is_absolute():
-        path = session.cwd / path
+    if words and words[0] == "clipboard":
+        text, count = await session.export_text(fmt)
+        app.copy_to_clipboard(text)
+        await app.notice(f"Copied {count} messages to the clipboard.")
+        return
+    if words:
+        path = Path(words[0]).expanduser()
+        if not path.is_absolute():
+            path = session.cwd / path
+    else:  # outside the repository: an export must not become an untracked file in it
+        path = session.config.home / "exports" / (
+            f"aistack-session-{session.session_id[:8]}.{fmt}")
     try:
         count = await session.export(path, fmt)
     except OSError as e:
