@@ -25,6 +25,7 @@ from aistack_tui.tools.memory_tools import MemorySearchTool, MemoryWriteTool
 from aistack_tui.tools.read import ReadTool
 from aistack_tui.tools.skill import SkillTool
 from aistack_tui.tools.static_schemas import SCHEMAS_FILE, fingerprint, tool_key
+from aistack_tui.tools.task_output import TaskOutputTool, TaskStopTool
 from aistack_tui.tools.todo import TodoWriteTool
 from aistack_tui.tools.webfetch import WebFetchTool
 from aistack_tui.tools.write import WriteTool
@@ -38,6 +39,8 @@ PREGENERATED_TOOLS: tuple[type[Tool[Any]], ...] = (
     GrepTool,
     LSTool,
     BashTool,
+    TaskOutputTool,
+    TaskStopTool,
     WebFetchTool,
     TodoWriteTool,
     SkillTool,

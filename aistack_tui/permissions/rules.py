@@ -29,7 +29,8 @@ RuleKind: TypeAlias = Literal[
 READ_FAMILY: frozenset[str] = frozenset({"Read", "Grep", "Glob", "LS"})
 EDIT_FAMILY: frozenset[str] = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 AGENT_ONLY_TOOLS: frozenset[str] = frozenset(
-    {"TodoWrite", "Skill", "Task", "PresentPlan", "CodeSearch", "MemorySearch", "MemoryWrite"}
+    {"TodoWrite", "Skill", "Task", "PresentPlan", "CodeSearch", "MemorySearch", "MemoryWrite",
+     "TaskOutput", "TaskStop"}
 )
 KNOWN_TOOLS: frozenset[str] = (
     READ_FAMILY | EDIT_FAMILY | AGENT_ONLY_TOOLS | {"Bash", "WebFetch", "WebSearch"}

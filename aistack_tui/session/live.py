@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from aistack_tui.skills.commands import CommandSet
     from aistack_tui.skills.registry import SkillRegistry
     from aistack_tui.subagent_types import Subagents
+    from aistack_tui.tools.background import BackgroundShells
     from aistack_tui.tools.base import ToolCallDisplay, ToolContext
     from aistack_tui.tools.editor import EditorTerminal, FileReader, FileWriter
     from aistack_tui.wiring import Extensions
@@ -548,6 +549,18 @@ class LiveSession:
         else:
             self.tool_context.services["tool_output"] = listener
 
+    @property
+    def background_shells(self) -> BackgroundShells:
+        """The shells `Bash(run_in_background)` started in this session (`/bashes`)."""
+        from aistack_tui.tools.background import shells_of
+
+        return shells_of(self.tool_context)
+
+    def on_background_change(self, listener: Callable[[int], None]) -> None:
+        """Call `listener(running)` whenever a background shell starts or ends."""
+        shells = self.background_shells
+        shells.on_change = lambda: listener(len(shells.running()))
+
     def on_mcp_status(self, listener: Callable[[ServerStatus], None]) -> None:
         """Call `listener` whenever an MCP server changes state."""
         if self.extensions.mcp is not None:
@@ -762,6 +775,8 @@ class LiveSession:
                     log.exception("SessionEnd hook failed")
             await self.record_usage()
         finally:
+            # No background shell outlives its session (tools/background.py).
+            await self.background_shells.aclose()
             await self.extensions.aclose()
             if self.router is not None:
                 await self.router.aclose()

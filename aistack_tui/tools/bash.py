@@ -26,6 +26,7 @@ from pydantic import Field
 
 from aistack_tui.permissions.bash_model import CREDENTIAL_NAME
 from aistack_tui.permissions.secrets import mask_secrets
+from aistack_tui.tools.background import shells_of
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -77,6 +78,11 @@ class BashArgs(ToolArgs):
     description: str | None = Field(
         default=None, description="What the command does, in 5-10 words"
     )
+    run_in_background: bool = Field(
+        default=False,
+        description="Start it and return at once with a shell id (read with TaskOutput, "
+        "stop with TaskStop)",
+    )
 
 
 def _first_line(command: str, width: int = 100) -> str:
@@ -115,6 +121,8 @@ class BashTool(CompactSpec, Tool[BashArgs]):
         timeout_ms = args.timeout or DEFAULT_TIMEOUT_MS
         confinement = _Confinement(ctx, cwd)
         await confinement.prepare()
+        if args.run_in_background:
+            return await self._background(args, ctx, cwd, confinement, notes)
         fd, pwd_file = tempfile.mkstemp(prefix="aistack-cwd-")
         os.close(fd)
         try:
@@ -155,6 +163,26 @@ class BashTool(CompactSpec, Tool[BashArgs]):
                 language="text",
             ),
             metadata={"exit_code": code, "cwd": str(ctx.bash_cwd)},
+        )
+
+    async def _background(self, args: BashArgs, ctx: ToolContext, cwd: Path,
+                          confinement: _Confinement, notes: list[str]) -> ToolOutput:
+        """Start the command as a background shell (`tools/background.py`), confined as
+        it would be in the foreground; never in an editor's terminal, which the user
+        would have to close."""
+        shell = await shells_of(ctx).start(
+            args.command, cwd=cwd, env=confinement.env(), wrap=confinement.wrap,
+            description=args.description or "", on_exit=confinement.finish,
+        )
+        text = (f"Command running in background with ID: {shell.id}. Read its output "
+                f"with TaskOutput (task_id {shell.id!r}); stop it with TaskStop.")
+        return ToolOutput(
+            "\n".join([*notes, text]),
+            display=ToolCallDisplay(
+                summary=f"Bash {_first_line(args.command, 60)} (background {shell.id})",
+                detail=args.command, language="bash",
+            ),
+            metadata={"background_task_id": shell.id},
         )
 
     async def _in_editor(self, ctx: ToolContext, command: str, cwd: Path, timeout_ms: int,

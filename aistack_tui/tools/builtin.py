@@ -11,13 +11,15 @@ from aistack_tui.tools.glob import GlobTool
 from aistack_tui.tools.grep import GrepTool
 from aistack_tui.tools.ls import LSTool
 from aistack_tui.tools.read import ReadTool
+from aistack_tui.tools.task_output import TaskOutputTool, TaskStopTool
 from aistack_tui.tools.todo import TodoWriteTool
 from aistack_tui.tools.webfetch import WebFetchTool
 from aistack_tui.tools.write import WriteTool
 
 
 def builtin_tools() -> list[Tool[Any]]:
-    """Read, Write, Edit, MultiEdit, Glob, Grep, LS, Bash, WebFetch and TodoWrite."""
+    """Read, Write, Edit, MultiEdit, Glob, Grep, LS, Bash (with TaskOutput and TaskStop
+    for its background shells), WebFetch and TodoWrite."""
     return [
         ReadTool(),
         WriteTool(),
@@ -27,6 +29,8 @@ def builtin_tools() -> list[Tool[Any]]:
         GrepTool(),
         LSTool(),
         BashTool(),
+        TaskOutputTool(),
+        TaskStopTool(),
         WebFetchTool(),
         TodoWriteTool(),
     ]

@@ -199,6 +199,7 @@ class AistackApp(App[int]):
             await self.notice(f"Slash command skipped: {problem}", "warning")
         session.on_mcp_status(self._mcp_changed)
         session.on_tool_output(self._tool_output)
+        session.on_background_change(self.status.set_shells)
         for status in session.mcp_statuses():
             self._mcp_changed(status)
         if session.messages:

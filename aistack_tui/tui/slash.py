@@ -242,6 +242,30 @@ async def _mouse(app: CommandHost, args: str) -> None:
     await app.notice(f"Mouse capture {state}.")
 
 
+@command("bashes", "List the background shells; `stop ID` (or `stop all`) ends them",
+         "[stop ID|all]", while_busy=True)
+async def _bashes(app: CommandHost, args: str) -> None:
+    shells = app.require_session().background_shells
+    verb, _, which = args.partition(" ")
+    if verb == "stop" and which.strip():
+        chosen = shells.running() if which.strip() == "all" else [
+            s for s in shells.shells.values() if s.id == which.strip()]
+        if not chosen:
+            await app.notice(f"No background shell {which.strip()!r}.", "warning")
+            return
+        for shell in chosen:
+            await shells.stop(shell)
+        await app.notice("Stopped " + ", ".join(s.id for s in chosen) + ".")
+    elif args:
+        await app.notice("Usage: /bashes, or /bashes stop ID (or all).", "warning")
+    elif not shells.shells:
+        await app.notice("No background shells in this session.")
+    else:
+        await app.notice("\n".join(
+            f"{s.id}  {s.state():<18} {s.description or s.command}"
+            for s in shells.shells.values()))
+
+
 @command("quit", "Quit aistack", while_busy=True)
 async def _quit(app: CommandHost, args: str) -> None:
     await app.action_quit()

@@ -77,6 +77,8 @@ class StatusState:
     cost_usd: float | None = None
     mcp: str = ""
     hint: str = ""
+    shells: int = 0
+    """Background shells running (`/bashes`)."""
 
 
 @dataclass(slots=True)
@@ -113,6 +115,9 @@ def _fields(s: StatusState, styles: dict[str, str]) -> list[_Field]:
         fields.append(_Field([f"${s.cost_usd:.4f}"], "", 70))
     if s.mcp:
         fields.append(_Field([f"MCP {s.mcp}"], "", 30))
+    if s.shells:
+        fields.append(_Field([f"{s.shells} bg shell{'s' * (s.shells != 1)}", f"bg {s.shells}"],
+                             "", 50))
     return fields
 
 
@@ -220,6 +225,10 @@ class StatusBar(Static):
 
     def set_mcp(self, mcp: str) -> None:
         self.state.mcp = mcp
+        self.refresh_line()
+
+    def set_shells(self, running: int) -> None:
+        self.state.shells = running
         self.refresh_line()
 
     def set_context(self, context_tokens: int, context_window: int) -> None:

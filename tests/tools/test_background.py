@@ -1,0 +1,138 @@
+"""Background shells: Bash(run_in_background) → TaskOutput (new output only) → TaskStop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from aistack_tui.tools.background import SERVICE, BackgroundShells
+from aistack_tui.tools.base import ToolContext, ToolError, ToolOutput
+from aistack_tui.tools.bash import BashTool
+from aistack_tui.tools.task_output import TaskOutputTool, TaskStopTool
+from tests.tools.test_bash import alive, wait_for_file, wait_gone
+
+
+async def call(tool: BashTool | TaskOutputTool | TaskStopTool, ctx: ToolContext,
+               **raw: object) -> ToolOutput:
+    return await tool.run(tool.parse_args(raw), ctx)  # type: ignore[arg-type]
+
+
+def text_of(out: ToolOutput) -> str:
+    assert isinstance(out.content, str)
+    return out.content
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return any(alive(int(p)) for p in os.listdir("/proc") if p.isdigit()
+               and _pgid(int(p)) == pgid)
+
+
+def _pgid(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[2])
+    except (FileNotFoundError, IndexError, ValueError):
+        return -1
+
+
+SERVER = (
+    # A stand-in dev server: says it is ready, waits for a request, logs it, keeps running.
+    "echo $$ > pid; echo 'listening on :8000'; echo 'API_KEY=sk-ant-abcdefghijklmnopqrstuvwx'; "
+    "while [ ! -e request ]; do sleep 0.05; done; echo 'GET / 200'; echo 'GET /x 404'; "
+    "sleep 300"
+)
+
+
+async def test_server_read_twice_then_stopped(ctx: ToolContext, project: Path) -> None:
+    started = await call(BashTool(), ctx, command=SERVER, run_in_background=True)
+    assert "bash_1" in text_of(started)
+    shell = ctx.services[SERVICE].get("bash_1")
+    await wait_for_file(project / "pid")
+    for _ in range(100):
+        if shell.window.total:
+            break
+        await asyncio.sleep(0.02)
+    await asyncio.sleep(0.1)
+
+    first = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", block=False))
+    assert "<status>running</status>" in first
+    assert "listening on :8000" in first
+    assert "sk-ant-abcdefghijklmnopqrstuvwx" not in first  # masked like Bash output
+
+    (project / "request").touch()
+    await asyncio.sleep(0.5)
+    second = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", block=False,
+                                filter="404"))
+    assert "GET /x 404" in second
+    assert "listening" not in second and "GET / 200" not in second  # only new, filtered
+
+    third = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", block=False))
+    assert "(no new output)" in third
+
+    pgid = shell.proc.pid
+    stopped = text_of(await call(TaskStopTool(), ctx, task_id="bash_1"))
+    assert "Stopped bash_1" in stopped
+    assert await _gone(pgid)
+    after = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", block=False))
+    assert "<status>killed</status>" in after
+
+
+async def _gone(pgid: int, seconds: float = 5) -> bool:
+    for _ in range(int(seconds * 50)):
+        if not group_alive(pgid):
+            return True
+        await asyncio.sleep(0.02)
+    return False
+
+
+async def test_returns_at_once_and_blocking_read_waits_for_exit(ctx: ToolContext) -> None:
+    loop = asyncio.get_running_loop()
+    t0 = loop.time()
+    await call(BashTool(), ctx, command="sleep 0.5; echo done; exit 3", run_in_background=True)
+    assert loop.time() - t0 < 0.4
+    out = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", timeout=5000))
+    assert "<status>failed (exit 3)</status>" in out and "done" in out
+
+
+async def test_children_left_behind_end_with_the_shell(ctx: ToolContext,
+                                                        project: Path) -> None:
+    """A command that leaves a process running when its shell exits takes it along."""
+    await call(BashTool(), ctx, command="sleep 300 & echo $! > child; sleep 0.2",
+               run_in_background=True)
+    child = int(await wait_for_file(project / "child"))
+    await call(TaskOutputTool(), ctx, task_id="bash_1", timeout=5000)
+    assert await wait_gone(child)
+
+
+async def test_session_close_ends_every_shell(ctx: ToolContext, project: Path) -> None:
+    await call(BashTool(), ctx, command="sleep 300 & echo $! > a; wait", run_in_background=True)
+    await call(BashTool(), ctx, command="echo $$ > b; sleep 300", run_in_background=True)
+    pids = [int(await wait_for_file(project / name)) for name in ("a", "b")]
+    shells: BackgroundShells = ctx.services[SERVICE]
+    assert len(shells.running()) == 2
+    await shells.aclose()
+    for pid in pids:
+        assert await wait_gone(pid)
+
+
+async def test_unknown_id_and_bad_filter_are_errors(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError, match="No background shell"):
+        await call(TaskOutputTool(), ctx, task_id="bash_9")
+    await call(BashTool(), ctx, command="echo hi", run_in_background=True)
+    with pytest.raises(ToolError, match="regular expression"):
+        await call(TaskOutputTool(), ctx, task_id="bash_1", filter="(")
+    out = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", timeout=5000))
+    assert "hi" in out  # the failed call consumed nothing
+
+
+async def test_stopped_by_the_deprecated_shell_id(ctx: ToolContext, project: Path) -> None:
+    await call(BashTool(), ctx, command="echo $$ > p; sleep 300", run_in_background=True)
+    pid = int(await wait_for_file(project / "p"))
+    await call(TaskStopTool(), ctx, shell_id="bash_1")
+    assert await wait_gone(pid)
