@@ -22,6 +22,7 @@ from aistack_tui.tools.glob import GlobTool
 from aistack_tui.tools.grep import GrepTool
 from aistack_tui.tools.ls import LSTool
 from aistack_tui.tools.memory_tools import MemorySearchTool, MemoryWriteTool
+from aistack_tui.tools.notebook_edit import NotebookEditTool
 from aistack_tui.tools.read import ReadTool
 from aistack_tui.tools.skill import SkillTool
 from aistack_tui.tools.static_schemas import SCHEMAS_FILE, fingerprint, tool_key
@@ -35,6 +36,7 @@ PREGENERATED_TOOLS: tuple[type[Tool[Any]], ...] = (
     WriteTool,
     EditTool,
     MultiEditTool,
+    NotebookEditTool,
     GlobTool,
     GrepTool,
     LSTool,

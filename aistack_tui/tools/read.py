@@ -41,6 +41,7 @@ from aistack_tui.tools.files import (
     numbered,
     record_read,
 )
+from aistack_tui.tools.notebook import parse, render
 from aistack_tui.tools.schema import CompactSpec
 
 DEFAULT_LIMIT = 2000
@@ -49,6 +50,8 @@ MAX_WHOLE_FILE_BYTES = 256 * 1024
 """Above this a Read without offset/limit is refused rather than flooding the context."""
 MAX_OUTPUT_CHARS = 200_000
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
+MAX_NOTEBOOK_BYTES = 20 * 1024 * 1024
+"""Notebooks are shown as cells without their images, so they may be larger than text."""
 
 _IMAGE_MAGIC: list[tuple[bytes, str]] = [
     (b"\x89PNG\r\n\x1a\n", "image/png"),
@@ -234,6 +237,8 @@ class ReadTool(CompactSpec, Tool[ReadArgs]):
 
         if path.suffix.lower() in IMAGE_TYPES:
             return self._image(f, path, st, head, ctx, shown)
+        if path.suffix.lower() == ".ipynb":
+            return self._notebook(f, path, st, ctx, shown)
         if path.suffix.lower() in BINARY_EXTENSIONS or looks_binary(head):
             raise ToolError(
                 f"{path} is a binary file ({_human(st.st_size)}); Read shows text files and "
@@ -286,6 +291,25 @@ class ReadTool(CompactSpec, Tool[ReadArgs]):
             ),
             metadata={"first_line": page.first, "last_line": last, "total_lines": page.total},
         )
+
+    def _notebook(self, f: BinaryIO, path: Path, st: os.stat_result, ctx: ToolContext,
+                  shown: str) -> ToolOutput:
+        """The cells with the ids NotebookEdit takes (`tools/notebook.py`); images in
+        outputs are named, not sent, so a notebook with plots can be read whole."""
+        if st.st_size > MAX_NOTEBOOK_BYTES:
+            raise ToolError(f"{path} is {_human(st.st_size)}, too large to show as cells "
+                            f"(limit {_human(MAX_NOTEBOOK_BYTES)}); use Grep on it instead.")
+        try:
+            notebook = parse(decode_bytes(f.read())[0], shown)
+        except OSError as e:
+            raise ToolError(f"Cannot read {path}: {e.strerror or e}") from e
+        text = render(notebook, shown)
+        if len(text) > MAX_OUTPUT_CHARS:
+            text = text[:MAX_OUTPUT_CHARS] + "\n[Notebook cut at the output size limit.]"
+        record_read(ctx, path, st)
+        return ToolOutput(text, display=ToolCallDisplay(
+            summary=f"Read {shown} ({len(notebook.cells)} cells)", detail=text,
+        ))
 
     def _image(
         self, f: BinaryIO, path: Path, st: os.stat_result, head: bytes, ctx: ToolContext,

@@ -65,6 +65,11 @@ class FileChange:
             self._diff = file_diff(self.shown, self.old or "", self.new)
         return self._diff
 
+    def shown_as(self, old_view: str, new_view: str) -> None:
+        """Diff these readable views instead of the raw texts (a notebook's cells rather
+        than its JSON); what is written stays `data`."""
+        self._diff = file_diff(self.shown, old_view, new_view)
+
     def stats(self) -> str:
         return str(self.diff().stat())
 
