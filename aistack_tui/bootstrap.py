@@ -96,6 +96,7 @@ async def open_session(
     from aistack_tui.subagent_types import load_subagents
     from aistack_tui.tools.base import ToolContext, ToolRegistry
     from aistack_tui.tools.builtin import builtin_tools
+    from aistack_tui.tools.websearch import WebSearchTool
     from aistack_tui.wiring import attach_extensions
 
     parse_hook_settings(config)  # fail fast on a malformed setting, before asking anything
@@ -211,6 +212,7 @@ async def open_session(
         )
         extensions.subagents = subagents
         tools.register(TaskTool(lambda: agent, lambda: subagents.types))
+        tools.register(WebSearchTool(lambda: agent.provider))  # offered if it can search
         if interactive:
             for problem in subagents.problems:
                 if "not trusted" not in problem:  # the trust notice says that once

@@ -29,6 +29,7 @@ from aistack_tui.tools.static_schemas import SCHEMAS_FILE, fingerprint, tool_key
 from aistack_tui.tools.task_output import TaskOutputTool, TaskStopTool
 from aistack_tui.tools.todo import TodoWriteTool
 from aistack_tui.tools.webfetch import WebFetchTool
+from aistack_tui.tools.websearch import WebSearchTool
 from aistack_tui.tools.write import WriteTool
 
 PREGENERATED_TOOLS: tuple[type[Tool[Any]], ...] = (
@@ -44,6 +45,7 @@ PREGENERATED_TOOLS: tuple[type[Tool[Any]], ...] = (
     TaskOutputTool,
     TaskStopTool,
     WebFetchTool,
+    WebSearchTool,
     TodoWriteTool,
     SkillTool,
     MemorySearchTool,

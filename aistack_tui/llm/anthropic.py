@@ -48,6 +48,7 @@ from aistack_tui.llm.types import (
     Usage,
     UsageReported,
 )
+from aistack_tui.llm.web_search import WebSearchQuery, WebSearchResult
 
 CACHE = {"type": "ephemeral"}
 REDACTED_PREFIX = "redacted:"
@@ -237,6 +238,14 @@ class AnthropicProvider:
 
     async def complete(self, request: LLMRequest) -> Message:
         return await complete_via_stream(self, request)
+
+    web_search_available = True
+    """Anthropic's server-side search (`search_anthropic.py`): the WebSearch tool."""
+
+    async def web_search(self, query: WebSearchQuery) -> WebSearchResult:
+        from aistack_tui.llm import search_anthropic
+
+        return await search_anthropic.search(self._client, self.model, self.name, query)
 
     async def count_tokens(self, request: LLMRequest) -> int:
         """The API's exact count; the local estimate when the endpoint is unavailable."""

@@ -56,6 +56,7 @@ from aistack_tui.llm.types import (
     Usage,
     UsageReported,
 )
+from aistack_tui.llm.web_search import WebSearchQuery, WebSearchResult
 
 API_VERSION = "v1beta"
 _REFUSALS = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
@@ -63,7 +64,7 @@ _RETRY_DELAY = re.compile(r"^(\d+(?:\.\d+)?)s$")
 
 
 class _GeminiModels(Protocol):
-    """The two calls made on `client.aio.models`, typed with the contents we send: the
+    """The calls made on `client.aio.models`, typed with the contents we send: the
     SDK's own parameter unions name `PIL.Image`, unknown to a type checker without Pillow."""
 
     async def generate_content_stream(
@@ -77,6 +78,14 @@ class _GeminiModels(Protocol):
     async def count_tokens(
         self, *, model: str, contents: list[genai_types.Content]
     ) -> genai_types.CountTokensResponse: ...
+
+    async def generate_content(
+        self,
+        *,
+        model: str,
+        contents: list[genai_types.Content],
+        config: genai_types.GenerateContentConfig,
+    ) -> genai_types.GenerateContentResponse: ...
 
 
 class GoogleProvider:
@@ -257,6 +266,14 @@ class GoogleProvider:
 
     async def complete(self, request: LLMRequest) -> Message:
         return await complete_via_stream(self, request)
+
+    web_search_available = True
+    """Google Search grounding (`search_google.py`): the WebSearch tool."""
+
+    async def web_search(self, query: WebSearchQuery) -> WebSearchResult:
+        from aistack_tui.llm import search_google
+
+        return await search_google.search(self._models, self.model, self.name, query)
 
     async def count_tokens(self, request: LLMRequest) -> int:
         """The API's count of the contents, plus an estimate of the system prompt and

@@ -55,6 +55,7 @@ from aistack_tui.llm.types import (
     Usage,
     UsageReported,
 )
+from aistack_tui.llm.web_search import WebSearchQuery, WebSearchResult
 
 OPENAI_ID_MAX = 40
 """OpenAI rejects tool-call ids longer than this (ids minted elsewhere may be longer)."""
@@ -174,6 +175,17 @@ class OpenAIProvider:
 
     async def complete(self, request: LLMRequest) -> Message:
         return await complete_via_stream(self, request)
+
+    @property
+    def web_search_available(self) -> bool:
+        """OpenAI's own API has search (Responses API, `search_openai.py`); the
+        compatible servers reusing this class (ollama, vLLM, ...) do not."""
+        return self.name == "openai"
+
+    async def web_search(self, query: WebSearchQuery) -> WebSearchResult:
+        from aistack_tui.llm import search_openai
+
+        return await search_openai.search(self._client, self.model, self.name, query)
 
     async def count_tokens(self, request: LLMRequest) -> int:
         """An estimate: Chat Completions has no counting endpoint, and tiktoken would

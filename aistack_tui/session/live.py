@@ -221,7 +221,8 @@ class LiveSession:
         return self.agent.running
 
     def tool_names(self) -> list[str]:
-        return self.agent.runner.tools.names()
+        """The tools the model is offered now (WebSearch only with a searching provider)."""
+        return self.agent.runner.tools.offered_names()
 
     def replay_display(
         self, name: str, tool_input: dict[str, Any], result: str, is_error: bool

@@ -156,6 +156,11 @@ class Tool(ABC, Generic[ArgsT]):
     def description(self) -> str:
         return load_prompt(self.name)
 
+    def offered(self) -> bool:
+        """Whether the model is told about this tool now (WebSearch: only while the
+        session's provider has a search of its own)."""
+        return True
+
     def spec(self) -> ToolSpec:
         return ToolSpec(
             name=self.name, description=self.description, input_schema=self.input_schema()
@@ -239,7 +244,11 @@ class ToolRegistry:
         return list(self._tools)
 
     def specs(self) -> list[ToolSpec]:
-        return [t.spec() for t in self._tools.values()]
+        """What the model is told: the tools offered now."""
+        return [t.spec() for t in self._tools.values() if t.offered()]
+
+    def offered_names(self) -> list[str]:
+        return [n for n, t in self._tools.items() if t.offered()]
 
     def clone(self, exclude: set[str] | None = None) -> ToolRegistry:
         exclude = exclude or set()

@@ -22,6 +22,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from tests.fakes import fake_llm_search as search_wire
 from tests.fakes import fake_llm_wire as wire
 from tests.fakes.fake_llm_types import Fault, Provider, RecordedRequest, Served, Turn
 from tests.fakes.fake_models import catalogues_from_ids, recorded_catalogues
@@ -190,7 +191,7 @@ def build_reply(script: Script, fmt: Provider, model: str, body: dict[str, Any],
         model=model, message_id=f"{msg_prefix}_{script.next_id():04d}", text=turn.text,
         thinking=turn.thinking, calls=calls, input_tokens=input_tokens,
         output_tokens=output_tokens, cache_read=turn.cache_read_tokens,
-        chunk_size=turn.chunk_size, malformed=malformed)
+        chunk_size=turn.chunk_size, malformed=malformed, search=turn.search)
 
 
 def _json_plan(status: int, body: Any, headers: dict[str, str] | None = None) -> Plan:
@@ -223,16 +224,29 @@ def _stream_frames(fmt: Provider, reply: wire.Reply, body: dict[str, Any]) -> li
     return wire.google_stream(reply)
 
 
-def _body_of(fmt: Provider, reply: wire.Reply) -> dict[str, Any]:
+def _body_of(fmt: Provider, reply: wire.Reply, responses: bool = False) -> dict[str, Any]:
+    usage = (reply.input_tokens, reply.output_tokens)
+    if responses:
+        return search_wire.openai_response(reply.model, reply.message_id, reply.text,
+                                           reply.search, usage)
+    if reply.search is not None and fmt == "google":
+        return search_wire.google_search_response(reply.model, reply.message_id,
+                                                  reply.search, usage)
+    if reply.search is not None and fmt == "anthropic":
+        body = wire.anthropic_body(reply)
+        body["content"] = search_wire.anthropic_search_content(
+            reply.search, f"srvtoolu_{reply.message_id}")
+        body["usage"]["server_tool_use"] = search_wire.anthropic_server_usage()
+        return body
     return {"anthropic": wire.anthropic_body, "openai": wire.openai_body,
             "google": wire.google_body}[fmt](reply)
 
 
 def turn_plan(fmt: Provider, reply: wire.Reply, body: dict[str, Any], stream: bool,
-              delay: float) -> Plan:
+              delay: float, responses: bool = False) -> Plan:
     if stream:
         return Plan(200, dict(_SSE_HEADERS), _stream_frames(fmt, reply, body), delay=delay)
-    plan = _json_plan(200, _body_of(fmt, reply))
+    plan = _json_plan(200, _body_of(fmt, reply, responses))
     plan.delay = delay
     return plan
 
@@ -288,6 +302,7 @@ class FakeLLMApp:
             Route("/v1/messages", self.anthropic_messages, methods=["POST"]),
             Route("/v1/messages/count_tokens", self.anthropic_count, methods=["POST"]),
             Route("/v1/chat/completions", self.openai_chat, methods=["POST"]),
+            Route("/v1/responses", self.openai_responses, methods=["POST"]),
             Route("/v1/models", self.list_models, methods=["GET"]),
             Route("/{version}/models", self.google_models, methods=["GET"]),
             Route("/{version}/models/{target:path}", self.google, methods=["POST"]),
@@ -321,7 +336,7 @@ class FakeLLMApp:
         return rec, problem
 
     async def _model_request(self, fmt: Provider, request: Request, model: str | None,
-                             stream: bool) -> Response:
+                             stream: bool, responses: bool = False) -> Response:
         rec, problem = await self._record(fmt, request)
         rec.stream = stream
         if problem is not None:
@@ -346,7 +361,7 @@ class FakeLLMApp:
                 return self._reply(rec, error_plan(fmt, 500, f"fake LLM respond() failed: {e!r}"))
             rec.turn = turn
             reply = build_reply(self.script, fmt, model, body, turn)
-            plan = turn_plan(fmt, reply, body, stream, turn.delay)
+            plan = turn_plan(fmt, reply, body, stream, turn.delay, responses)
         return self._reply(rec, plan)
 
     def _reply(self, rec: RecordedRequest, answer: Plan | Response) -> Response:
@@ -362,6 +377,11 @@ class FakeLLMApp:
     async def openai_chat(self, request: Request) -> Response:
         stream = await self._stream_flag(request)
         return await self._model_request("openai", request, None, stream)
+
+    async def openai_responses(self, request: Request) -> Response:
+        """The Responses API (what OpenAI's web search needs); answered whole, since
+        the search call does not stream."""
+        return await self._model_request("openai", request, None, False, responses=True)
 
     async def _stream_flag(self, request: Request) -> bool:
         try:

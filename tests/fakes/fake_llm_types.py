@@ -63,6 +63,8 @@ class Turn:
     chunk_size: int = 8
     delay: float = 0.0
     respond: Callable[[RecordedRequest], Turn] | None = None
+    search: Any = None
+    """A ``fake_llm_search.Search``: the answer of the provider's server-side search."""
 
 
 @dataclass
@@ -137,7 +139,7 @@ def _fault_from_json(obj: Any, where: str) -> Fault:
 def turn_from_json(obj: Any, where: str = "turn") -> Turn:
     """Build a Turn from the JSON form used by script files (tool calls and faults as
     objects, usage as a two-item list)."""
-    allowed = {f.name for f in fields(Turn)} - {"respond"}
+    allowed = {f.name for f in fields(Turn)} - {"respond", "search"}
     data = dict(_check_keys(obj, allowed, where))
     calls = data.pop("tool_calls", [])
     faults = data.pop("faults", [])

@@ -39,6 +39,7 @@ class Reply:
     cache_read: int = 0
     chunk_size: int = 8
     malformed: bool = False  # Gemini's MALFORMED_FUNCTION_CALL finish instead of calls
+    search: Any = None  # a fake_llm_search.Search: the provider's server-side search answer
 
 
 @dataclass
