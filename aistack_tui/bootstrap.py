@@ -32,8 +32,11 @@ from aistack_tui.trust_gate import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from aistack_tui.agent.ports import ApprovalHandler
-    from aistack_tui.llm.types import Message
+    from aistack_tui.agent.runtime import Agent
+    from aistack_tui.llm.types import Message, Usage
     from aistack_tui.permissions.engine import PermissionEngine
     from aistack_tui.sessions.models import SessionInfo
     from aistack_tui.sessions.sqlite_store import SqliteSessionStore
@@ -212,7 +215,7 @@ async def open_session(
         )
         extensions.subagents = subagents
         tools.register(TaskTool(lambda: agent, lambda: subagents.types))
-        tools.register(WebSearchTool(lambda: agent.provider))  # offered if it can search
+        tools.register(WebSearchTool(lambda: agent.provider, search_usage(lambda: agent)))
         if interactive:
             for problem in subagents.problems:
                 if "not trusted" not in problem:  # the trust notice says that once
@@ -246,6 +249,19 @@ async def open_session(
         start_catalogue_refresh(config, model_string)
         cleanup.pop_all()  # success: the session owns everything now
     return session
+
+
+def search_usage(agent: Callable[[], Agent]) -> Callable[[Usage], None]:
+    """WebSearch's extra model call counted in the session's usage and cost, under the
+    model that made it (the provider's per-search fee is not in the price tables)."""
+    from aistack_tui.llm.model_info import cost_usd
+
+    def add(usage: Usage) -> None:
+        current = agent()
+        model = f"{current.provider.name}/{current.provider.model}"
+        current.totals.add(model, usage, cost_usd(current.model_info, usage))
+
+    return add
 
 
 def warn_if_deprecated(session: LiveSession) -> None:

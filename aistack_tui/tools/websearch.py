@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pydantic import Field
 
 from aistack_tui.llm.errors import ProviderError
+from aistack_tui.llm.types import Usage
 from aistack_tui.llm.web_search import (
     WebSearchQuery,
     WebSearchResult,
@@ -49,9 +50,12 @@ class WebSearchTool(Tool[WebSearchArgs]):
     args_model = WebSearchArgs
     read_only = True
 
-    def __init__(self, provider: Callable[[], object]) -> None:
+    def __init__(self, provider: Callable[[], object],
+                 on_usage: Callable[[Usage], None] | None = None) -> None:
         self._provider = provider
         """The session's current provider (it changes with /model and fallbacks)."""
+        self._on_usage = on_usage
+        """Told the tokens of each search call, so the session's usage and cost count them."""
 
     def offered(self) -> bool:
         return searcher_of(self._provider()) is not None
@@ -74,6 +78,8 @@ class WebSearchTool(Tool[WebSearchArgs]):
             found = await searcher.web_search(query)
         except ProviderError as e:
             raise ToolError(f"The web search failed: {e}") from e
+        if self._on_usage is not None:
+            self._on_usage(found.usage)
         if found.error and not found.answer:
             raise ToolError(f"The web search failed ({found.error}); try another query.")
         text, numbered = render(args.query, found)

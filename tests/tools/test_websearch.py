@@ -9,6 +9,7 @@ import pytest
 
 from aistack_tui.llm.openai_compat import OpenAICompatProvider
 from aistack_tui.llm.registry import create_provider, resolve_provider_config
+from aistack_tui.llm.types import Usage
 from aistack_tui.tools.base import ToolContext, ToolError, ToolRegistry
 from aistack_tui.tools.websearch import WebSearchTool
 from tests.fakes.fake_llm import FakeLLMServer, Turn
@@ -21,10 +22,11 @@ HITS = [Hit("Release notes", "https://example.org/notes"),
 async def test_card_and_result_show_citations_and_sources(ctx: ToolContext) -> None:
     search = Search("widget 2.0", HITS, [("Widget 2.0 shipped in May.", [0]),
                                          (" Nothing else changed.", [])])
-    with FakeLLMServer([Turn(search=search)]) as fake:
+    counted: list[Usage] = []
+    with FakeLLMServer([Turn(search=search, usage=(120, 30))]) as fake:
         config = resolve_provider_config("anthropic", env=fake.env("anthropic"))
         provider = create_provider(config, "claude-haiku-4-5", timeout=5)
-        tool = WebSearchTool(lambda: provider)
+        tool = WebSearchTool(lambda: provider, counted.append)
         try:
             out = await tool.run(tool.parse_args({"query": "widget 2.0"}), ctx)
         finally:
@@ -36,6 +38,7 @@ async def test_card_and_result_show_citations_and_sources(ctx: ToolContext) -> N
     assert out.display is not None
     assert out.display.summary == 'WebSearch "widget 2.0" (2 sources)'
     assert "https://example.org/notes" in out.display.detail
+    assert counted == [Usage(input_tokens=120, output_tokens=30)]  # the search call's tokens
     assert out.metadata["sources"][0] == {"title": "Release notes",
                                           "url": "https://example.org/notes"}
 
