@@ -35,7 +35,7 @@ from aistack_tui.linemode.markdown_stream import MarkdownBlocks
 from aistack_tui.llm import types as lt
 from aistack_tui.tools.diffs import FileDiff
 
-EDIT_TOOLS = ("Edit", "Write", "MultiEdit")
+EDIT_TOOLS = ("Edit", "Write", "MultiEdit", "NotebookEdit")
 FINISHED_DIFF_LINES = 30
 """An edit nobody was asked about shows this much of its diff when it ends."""
 REFRESH_S = 0.08

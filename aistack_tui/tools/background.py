@@ -24,6 +24,7 @@ import asyncio
 import contextlib
 import os
 import re
+import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -164,7 +165,7 @@ class BackgroundShells:
         # What the command left running in its group goes with it: nothing untracked stays.
         _cut_lifeline(shell)
         with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(shell.proc.pid, 9)
+            os.killpg(shell.proc.pid, signal.SIGKILL)
         if shell.status == "running":
             shell.exit_code = code
             shell.status = "completed" if code == 0 else "failed"

@@ -78,11 +78,7 @@ class BashArgs(ToolArgs):
     description: str | None = Field(
         default=None, description="What the command does, in 5-10 words"
     )
-    run_in_background: bool = Field(
-        default=False,
-        description="Start it and return at once with a shell id (read with TaskOutput, "
-        "stop with TaskStop)",
-    )
+    run_in_background: bool = Field(default=False, description="Return at once with a shell id")
 
 
 def _first_line(command: str, width: int = 100) -> str:

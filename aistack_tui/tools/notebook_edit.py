@@ -36,26 +36,19 @@ from aistack_tui.tools.notebook import (
     replace_cell,
     validate,
 )
+from aistack_tui.tools.schema import CompactSpec
 from aistack_tui.tools.write import FileChange, apply_change
 
 
 class NotebookEditArgs(ToolArgs):
     notebook_path: str = Field(description="Path of the .ipynb notebook")
-    cell_id: str | None = Field(
-        default=None,
-        description="The cell to change, as Read shows it (its id, or cell-N by index); "
-        "insert puts the new cell after it, or first when omitted",
-    )
-    new_source: str = Field(description="The cell's new source (ignored by delete)")
-    cell_type: Literal["code", "markdown"] | None = Field(
-        default=None, description="The cell's type; required to insert"
-    )
-    edit_mode: Literal["replace", "insert", "delete"] = Field(
-        default="replace", description="replace (default), insert or delete"
-    )
+    cell_id: str | None = Field(default=None, description="The cell, as Read shows its id")
+    new_source: str = Field(description="The cell's new source")
+    cell_type: Literal["code", "markdown"] | None = None
+    edit_mode: Literal["replace", "insert", "delete"] = "replace"
 
 
-class NotebookEditTool(Tool[NotebookEditArgs]):
+class NotebookEditTool(CompactSpec, Tool[NotebookEditArgs]):
     name = "NotebookEdit"
     args_model = NotebookEditArgs
 

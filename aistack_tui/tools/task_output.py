@@ -26,26 +26,21 @@ from aistack_tui.tools.base import (
     ToolOutput,
 )
 from aistack_tui.tools.bash import clean_output
+from aistack_tui.tools.schema import CompactSpec
 
 DEFAULT_WAIT_MS = 30_000
 MAX_WAIT_MS = 600_000
 
 
 class TaskOutputArgs(ToolArgs):
-    task_id: str = Field(description="The background shell's id (from Bash)")
-    block: bool = Field(
-        default=True, description="Wait until it finishes (or the timeout) before reading"
-    )
-    timeout: int = Field(
-        default=DEFAULT_WAIT_MS, ge=0, le=MAX_WAIT_MS, description="Max wait in ms"
-    )
-    filter: str | None = Field(
-        default=None, description="Regex: only output lines matching it are returned"
-    )
+    task_id: str = Field(description="The background shell's id")
+    block: bool = True
+    timeout: int = Field(default=DEFAULT_WAIT_MS, ge=0, le=MAX_WAIT_MS)
+    filter: str | None = None
 
 
 class TaskStopArgs(ToolArgs):
-    task_id: str | None = Field(default=None, description="The background shell to stop")
+    task_id: str | None = None
     shell_id: str | None = Field(default=None, description="Deprecated: use task_id")
 
 
@@ -53,7 +48,7 @@ def _header(shell: BackgroundShell) -> str:
     return f"<task_id>{shell.id}</task_id>\n<status>{shell.state()}</status>"
 
 
-class TaskOutputTool(Tool[TaskOutputArgs]):
+class TaskOutputTool(CompactSpec, Tool[TaskOutputArgs]):
     name = "TaskOutput"
     args_model = TaskOutputArgs
     read_only = True
@@ -93,7 +88,7 @@ class TaskOutputTool(Tool[TaskOutputArgs]):
         )
 
 
-class TaskStopTool(Tool[TaskStopArgs]):
+class TaskStopTool(CompactSpec, Tool[TaskStopArgs]):
     name = "TaskStop"
     args_model = TaskStopArgs
     needs_permission = False

@@ -31,6 +31,7 @@ from aistack_tui.tools.base import (
     ToolError,
     ToolOutput,
 )
+from aistack_tui.tools.schema import CompactSpec
 
 MAX_SOURCES = 20
 
@@ -45,7 +46,7 @@ class WebSearchArgs(ToolArgs):
     )
 
 
-class WebSearchTool(Tool[WebSearchArgs]):
+class WebSearchTool(CompactSpec, Tool[WebSearchArgs]):
     name = "WebSearch"
     args_model = WebSearchArgs
     read_only = True
