@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aistack_tui.tools.background import SERVICE, BackgroundShells
+from aistack_tui.tools.background import SERVICE, BackgroundShell, BackgroundShells
 from aistack_tui.tools.base import ToolContext, ToolError, ToolOutput
 from aistack_tui.tools.bash import BashTool
 from aistack_tui.tools.task_output import TaskOutputTool, TaskStopTool
@@ -54,11 +54,7 @@ async def test_server_read_twice_then_stopped(ctx: ToolContext, project: Path) -
     assert "bash_1" in text_of(started)
     shell = ctx.services[SERVICE].get("bash_1")
     await wait_for_file(project / "pid")
-    for _ in range(100):
-        if shell.window.total:
-            break
-        await asyncio.sleep(0.02)
-    await asyncio.sleep(0.1)
+    await printed(shell, b"API_KEY")
 
     first = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", block=False))
     assert "<status>running</status>" in first
@@ -66,7 +62,7 @@ async def test_server_read_twice_then_stopped(ctx: ToolContext, project: Path) -
     assert "sk-ant-abcdefghijklmnopqrstuvwx" not in first  # masked like Bash output
 
     (project / "request").touch()
-    await asyncio.sleep(0.5)
+    await printed(shell, b"404\n")
     second = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", block=False,
                                 filter="404"))
     assert "GET /x 404" in second
@@ -81,6 +77,15 @@ async def test_server_read_twice_then_stopped(ctx: ToolContext, project: Path) -
     assert await _gone(pgid)
     after = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", block=False))
     assert "<status>killed</status>" in after
+
+
+async def printed(shell: BackgroundShell, marker: bytes, seconds: float = 10) -> None:
+    """Wait until the unread output holds `marker` (without reading it)."""
+    for _ in range(int(seconds * 50)):
+        if marker in bytes(shell.window.head) + bytes(shell.window.tail):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{marker!r} never printed")
 
 
 async def _gone(pgid: int, seconds: float = 5) -> bool:
@@ -136,3 +141,34 @@ async def test_stopped_by_the_deprecated_shell_id(ctx: ToolContext, project: Pat
     pid = int(await wait_for_file(project / "p"))
     await call(TaskStopTool(), ctx, shell_id="bash_1")
     assert await wait_gone(pid)
+
+
+async def test_a_line_split_across_reads_is_masked_whole(ctx: ToolContext,
+                                                         project: Path) -> None:
+    """A secret printed in two pieces is never handed out half (and so half-masked)."""
+    await call(BashTool(), ctx, run_in_background=True, command=(
+        "printf 'key: sk-ant-api03-'; while [ ! -e go ]; do sleep 0.05; done; "
+        "printf 'abcdefghijklmnopqrstuvwxyz0123\\nnext\\n'; sleep 300"))
+    shell = ctx.services[SERVICE].get("bash_1")
+    await printed(shell, b"api03-")
+    first = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", block=False))
+    assert "sk-ant" not in first and "(no new output)" in first
+    (project / "go").touch()
+    await printed(shell, b"next")
+    second = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", block=False))
+    assert "key:" in second and "next" in second
+    assert "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123" not in second
+    assert "abcdefghijklmnopqrstuvwxyz0123" not in second
+    await call(TaskStopTool(), ctx, task_id="bash_1")
+
+
+async def test_a_stalled_partial_line_is_shown_on_the_next_read(ctx: ToolContext) -> None:
+    await call(BashTool(), ctx, run_in_background=True,
+               command="printf 'Password: '; sleep 300")
+    shell = ctx.services[SERVICE].get("bash_1")
+    await printed(shell, b"Password")
+    assert "Password" not in text_of(
+        await call(TaskOutputTool(), ctx, task_id="bash_1", block=False))
+    again = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", block=False))
+    assert "Password:" in again
+    await call(TaskStopTool(), ctx, task_id="bash_1")
