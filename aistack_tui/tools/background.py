@@ -68,7 +68,6 @@ class BackgroundShell:
     window: Captured = field(default_factory=lambda: Captured.with_budget(HEAD_BYTES, TAIL_BYTES))
     held: bytes = b""
     """The partial last line kept back at the previous read."""
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
     done: asyncio.Event = field(default_factory=asyncio.Event)
     tasks: list[asyncio.Task[None]] = field(default_factory=list[asyncio.Task[None]])
 
@@ -173,7 +172,6 @@ class BackgroundShells:
             with contextlib.suppress(Exception):
                 shell.notes += on_exit()
         shell.done.set()
-        shell.changed.set()
         self._changed()
 
     async def stop(self, shell: BackgroundShell) -> None:
@@ -237,6 +235,5 @@ async def _read(shell: BackgroundShell, fd: int) -> None:
     try:
         while chunk := await reader.read(65536):
             shell.window.add(chunk)
-            shell.changed.set()
     finally:
         transport.close()

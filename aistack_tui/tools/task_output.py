@@ -74,7 +74,7 @@ class TaskOutputTool(CompactSpec, Tool[TaskOutputArgs]):
         text = filter_lines(mask_secrets(clean_output(raw)).rstrip("\n"), args.filter)
         parts = [_header(shell), *shell.notes]
         shell.notes.clear()
-        if dropped:
+        if dropped and args.filter:  # unfiltered, the output says where it was cut
             parts.append(f"({dropped} bytes of output since the last read were omitted)")
         parts.append(f"<output>\n{text}\n</output>" if text else "(no new output)")
         lines = text.count("\n") + 1 if text else 0

@@ -172,3 +172,12 @@ async def test_a_stalled_partial_line_is_shown_on_the_next_read(ctx: ToolContext
     again = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", block=False))
     assert "Password:" in again
     await call(TaskStopTool(), ctx, task_id="bash_1")
+
+
+async def test_output_is_capped_like_bash(ctx: ToolContext) -> None:
+    await call(BashTool(), ctx, run_in_background=True,
+               command="for i in $(seq 1 20000); do echo line $i; done")
+    out = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", timeout=10000))
+    assert "completed (exit 0)" in out
+    assert "line 1\n" in out and "line 20000" in out
+    assert "bytes of output omitted" in out and len(out) < 30_000
