@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import anthropic
+from anthropic.types import ContentBlock
 
 from aistack_tui.llm._shared import error_from_status
 from aistack_tui.llm.errors import ProviderError
@@ -35,28 +36,51 @@ def tool_param(query: WebSearchQuery) -> dict[str, Any]:
     return tool
 
 
+MAX_CONTINUATIONS = 3
+"""A long search may stop with `pause_turn`; the API then wants the paused answer sent
+back as is to go on. At most this many times."""
+
+
 async def search(client: anthropic.AsyncAnthropic, model: str, name: str,
                  query: WebSearchQuery) -> WebSearchResult:
-    try:
-        message = await client.messages.create(
-            model=model,
-            max_tokens=MAX_TOKENS,
-            messages=[{"role": "user", "content": query.prompt(say_domains=False)}],
-            tools=[tool_param(query)],  # pyright: ignore[reportArgumentType]
-        )
-    except anthropic.APIStatusError as e:
-        raise error_from_status(e.status_code, e.message, provider=name,
-                                headers=e.response.headers) from e
-    except anthropic.APIError as e:
-        raise ProviderError(str(e), provider=name) from e
-    return parse(message)
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": query.prompt(say_domains=False)}]
+    blocks: list[ContentBlock] = []
+    usage = Usage()
+    for _ in range(MAX_CONTINUATIONS + 1):
+        try:
+            message = await client.messages.create(
+                model=model,
+                max_tokens=MAX_TOKENS,
+                messages=messages,  # pyright: ignore[reportArgumentType]
+                tools=[tool_param(query)],  # pyright: ignore[reportArgumentType]
+            )
+        except anthropic.APIStatusError as e:
+            raise error_from_status(e.status_code, e.message, provider=name,
+                                    headers=e.response.headers) from e
+        except anthropic.APIError as e:
+            raise ProviderError(str(e), provider=name) from e
+        blocks += message.content
+        usage = usage + _usage(message.usage)
+        if message.stop_reason != "pause_turn":
+            break
+        messages = [messages[0], {"role": "assistant", "content": [
+            b.model_dump(exclude_none=True) for b in blocks]}]
+    result = parse(blocks)
+    result.usage = usage
+    return result
 
 
-def parse(message: anthropic.types.Message) -> WebSearchResult:
-    """The answer, sources and citations of a response that used the search tool."""
+def _usage(usage: anthropic.types.Usage) -> Usage:
+    return Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                 cache_read_input_tokens=usage.cache_read_input_tokens or 0)
+
+
+def parse(blocks: list[ContentBlock]) -> WebSearchResult:
+    """The answer, sources and citations of the content blocks of a search."""
     result = WebSearchResult(answer="")
     answer: list[str] = []
-    for block in message.content:
+    for block in blocks:
         if block.type == "server_tool_use" and block.name == "web_search":
             query = block.input.get("query")
             if isinstance(query, str):
@@ -74,7 +98,4 @@ def parse(message: anthropic.types.Message) -> WebSearchResult:
                     result.citations.append(
                         WebCitation(block.text.strip(), citation.url, citation.title or ""))
     result.answer = "".join(answer).strip()
-    usage = message.usage
-    result.usage = Usage(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                         cache_read_input_tokens=usage.cache_read_input_tokens or 0)
     return result

@@ -237,6 +237,7 @@ def _body_of(fmt: Provider, reply: wire.Reply, responses: bool = False) -> dict[
         body["content"] = search_wire.anthropic_search_content(
             reply.search, f"srvtoolu_{reply.message_id}")
         body["usage"]["server_tool_use"] = search_wire.anthropic_server_usage()
+        body["stop_reason"] = "pause_turn" if reply.search.pause_turn else "end_turn"
         return body
     return {"anthropic": wire.anthropic_body, "openai": wire.openai_body,
             "google": wire.google_body}[fmt](reply)

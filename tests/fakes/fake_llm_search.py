@@ -37,6 +37,7 @@ class Search:
     hits: list[Hit]
     answer: list[tuple[str, list[int]]] = field(default_factory=list)
     error_code: str | None = None  # Anthropic's web_search_tool_result_error
+    pause_turn: bool = False  # Anthropic: stop with `pause_turn`, to be sent back
 
 
 def _encrypted(seed: str) -> str:

@@ -58,6 +58,23 @@ async def test_anthropic_search_error_is_reported(make_provider: ProviderFactory
     assert found.error == "max_uses_exceeded" and found.sources == []
 
 
+async def test_anthropic_pause_turn_is_sent_back_and_continued(
+        make_provider: ProviderFactory, fake: FakeLLMServer) -> None:
+    paused = Search("python 3.14 release date", HITS[:1], [], pause_turn=True)
+    fake.add(Turn(search=paused), Turn(text="It came out in October 2025.", usage=(7, 3)))
+    searcher = searcher_of(make_provider("anthropic"))
+    assert searcher is not None
+    found = await searcher.web_search(WebSearchQuery("python 3.14 release date"))
+    assert len(fake.model_requests) == 2
+    sent_back = fake.model_requests[1].body["messages"]
+    assert [m["role"] for m in sent_back] == ["user", "assistant"]
+    assert [b["type"] for b in sent_back[1]["content"]] == [
+        "server_tool_use", "web_search_tool_result"]
+    assert found.answer == "It came out in October 2025."
+    assert [s.url for s in found.sources] == [HITS[0].url]
+    assert found.usage.output_tokens >= 3
+
+
 async def test_openai_responses_api(make_provider: ProviderFactory, fake: FakeLLMServer) -> None:
     fake.add(Turn(search=SEARCH))
     searcher = searcher_of(make_provider("openai"))
