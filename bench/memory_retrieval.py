@@ -22,7 +22,7 @@ p95 over the queries of:
 The paths take turns in blocks of 25 queries (see `BLOCK`), so they share the host's
 noise without every hybrid query following a 150 MB brute-force scan.
 
-Goal (DESIGN.md §10): hybrid p95 under 20 ms at 100k.
+Goal (docs/benchmarks.md): hybrid p95 under 20 ms at 100k.
 """
 
 from __future__ import annotations

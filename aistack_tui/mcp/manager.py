@@ -8,7 +8,7 @@ hangs, crashes mid-call or answers too slowly is marked `failed` with a readable
 one of its tools starts it again. Tool calls never raise anything but `McpCallError`.
 
 A stdio server's stderr goes to `<log_dir>/mcp-<name>.log`: left on the terminal it would
-corrupt the TUI (DESIGN.md §10). The `mcp` SDK costs about a second to import, so it is
+corrupt the TUI (docs/mcp.md). The `mcp` SDK costs about a second to import, so it is
 imported only when the first server connects.
 """
 

@@ -101,7 +101,7 @@ class McpTool(Tool[McpArgs]):
 
     name: ClassVar[str] = "mcp"
     args_model = McpArgs
-    read_only = False  # plan mode denies MCP tools (DESIGN.md §6): we cannot know they read
+    read_only = False  # plan mode denies MCP tools (docs/plan-mode.md): we cannot know they read
     needs_permission = True
 
     def __init__(self, manager: McpManager, remote: RemoteTool) -> None:

@@ -1,4 +1,4 @@
-"""What each permission mode decides once no rule has (DESIGN.md §6).
+"""What each permission mode decides once no rule has (docs/permissions.md, "Modes").
 
 - `default`: read-only tools inside the project and additional directories run; the rest asks.
 - `acceptEdits`: also edits inside the project and additional directories; Bash still asks

@@ -1,6 +1,6 @@
 """Print-mode output: text, json and stream-json, one formatter per `--output-format`.
 
-The json shapes are Claude Code's (DESIGN.md §5), so tools written for it read ours.
+The json shapes are Claude Code's (docs/print-mode.md), so tools written for it read ours.
 Each formatter consumes agent events and writes to an output stream; `finish` writes the
 closing result.
 """

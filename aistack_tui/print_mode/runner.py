@@ -64,7 +64,7 @@ async def run_print(
     partial: bool = False,
     approver: ApprovalHandler | None = None,
 ) -> int:
-    """Run `prompt` to completion; returns the process exit code (DESIGN.md §3).
+    """Run `prompt` to completion; returns the process exit code (docs/print-mode.md).
 
     `partial` (`--include-partial-messages`): stream-json also carries stream_event lines.
     `approver` answers the calls that ask (`--permission-prompt tty`: a person at the

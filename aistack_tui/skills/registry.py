@@ -6,7 +6,7 @@ nothing until used: only name and description go into the system prompt; the bod
 read when the model calls the `Skill` tool.
 
 Folders are searched in this order, later ones overriding earlier ones by name, so a
-project can replace a bundled or personal skill (DESIGN.md §8):
+project can replace a bundled or personal skill (docs/skills.md):
 bundled `skills/` → `$AISTACK_HOME/skills/` → `~/.agents/skills/` →
 `<project>/.aistack/skills/` → `<project>/.agents/skills/` → `<project>/.claude/skills/`
 (the last two are where other agents keep them, so existing skills just work).

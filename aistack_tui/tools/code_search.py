@@ -2,7 +2,7 @@
 
 The index (a `KnowledgeIndex`) is found in `ctx.services["knowledge"]`; the tools layer
 does not import the knowledge package, it calls `search(query, limit)` by duck typing.
-The tool reads only the agent's own index, so it needs no permission (DESIGN.md §11);
+The tool reads only the agent's own index, so it needs no permission (docs/permissions.md, "Modes");
 in exchange it shows nothing a Read could not: the index drops files the session's
 engine refuses, and the results are checked once more against `read_allowed` here.
 """

@@ -5,7 +5,7 @@ body of one SKILL.md (front matter stripped) and the absolute paths of the skill
 files, which the model reads with Read when the instructions say so. It finds the
 session's SkillRegistry in `ctx.services["skills"]`, so the tools layer does not import
 the skills layer, and marks the skill active so its `allowed-tools` are pre-approved.
-It acts only inside the agent, so it never needs permission (DESIGN.md §11).
+It acts only inside the agent, so it never needs permission (docs/permissions.md, "Modes").
 """
 
 from __future__ import annotations

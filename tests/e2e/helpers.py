@@ -56,7 +56,7 @@ RESULT_KEYS = {
 
 
 def assert_result_shape(obj: dict[str, Any]) -> None:
-    """The `result` object of DESIGN.md §5, field by field."""
+    """The `result` object of docs/print-mode.md, field by field."""
     for key, kind in RESULT_KEYS.items():
         assert key in obj, f"missing {key}"
         assert isinstance(obj[key], kind), f"{key} is {type(obj[key]).__name__}"
