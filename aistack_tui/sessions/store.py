@@ -1,9 +1,9 @@
 """The session storage port the agent and front ends talk to.
 
 It is a Protocol so the SQLite implementation can later be swapped for a PostgreSQL one
-(a team sharing sessions) without touching the agent (AGENTS.md, the architecture map). Implementations
-must persist each appended message before returning, so a crash loses at most the message
-in flight.
+(a team sharing sessions) without touching the agent (AGENTS.md, the architecture map).
+Implementations must persist each appended message before returning, so a crash loses at
+most the message in flight.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """MemorySearch and MemoryWrite: the model's own access to long-term memory.
 
 Both act only inside the agent (the memory database under `$AISTACK_HOME`), so they need
-no permission (docs/permissions.md, "Modes"). The manager is found in `ctx.services["memory"]`; without
+no permission (docs/permissions.md, "Modes"). The manager is found in
+`ctx.services["memory"]`; without
 it (`--no-memory`) the tools say memory is off instead of failing obscurely. The tools
 layer does not import the memory package: it talks to the manager by duck typing.
 """
