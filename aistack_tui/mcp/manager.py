@@ -39,6 +39,10 @@ DEFAULT_CALL_TIMEOUT = 120.0
 _MAX_TOOL_PAGES = 100
 _CLOSE_TIMEOUT = 8.0
 """The SDK's stdio shutdown is bounded at about 6 s (stdin close, SIGTERM, SIGKILL)."""
+CLOSE_WAIT_S = 1.0
+"""How long closing the manager waits for its servers: a well-behaved one exits at once
+when its stdin closes; one that ignores that and SIGTERM goes on being stopped in the
+background, and at exit the process's last step kills it (shutdown/run.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,6 +397,7 @@ class McpManager:
             for name, cfg in configs.items()
         }
         self._starting: set[asyncio.Task[None]] = set()
+        self._closing_in_background: asyncio.Future[list[Any]] | None = None
         self.tool_cache: dict[tuple[str, str], tuple[RemoteTool, Tool[Any]]] = {}
         """Adapter tools by (server, tool), kept while the remote tool is unchanged
         (`mcp.tools.tool_for`)."""
@@ -446,10 +451,13 @@ class McpManager:
             await conn.connect()
         return conn.snapshot()
 
-    async def aclose(self) -> None:
-        """Stop every server; bounded, and safe to call twice."""
+    async def aclose(self, timeout: float = CLOSE_WAIT_S) -> None:
+        """Stop every server, waiting `timeout` at most; safe to call twice."""
         for task in list(self._starting):
             task.cancel()
-        await asyncio.gather(
+        closing = asyncio.gather(
             *(conn.aclose() for conn in self._connections.values()), return_exceptions=True
         )
+        done, _ = await asyncio.wait({closing}, timeout=timeout)
+        if not done:
+            self._closing_in_background = closing  # kept referenced until it is done
