@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import AsyncGenerator, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -764,26 +764,36 @@ class LiveSession:
     async def close(self, reason: str = "other") -> None:
         """Record usage and close everything the session opened; safe to call twice.
         SessionEnd hooks run first, with `reason` (`prompt_input_exit` when the user quit,
-        `logout`, `other`)."""
+        `logout`, `other`).
+
+        Every part is closed even when another fails (the failure is logged): one
+        database left open is a thread that keeps the process from exiting.
+        """
         if self._closed:
             return
         self._closed = True
-        try:
-            if self.agent.hook_runner is not None:
-                try:
-                    await self.agent.hook_runner.session_end(reason)
-                except Exception:  # a broken hook must not keep the session open
-                    log.exception("SessionEnd hook failed")
-            await self.record_usage()
-        finally:
+        if self.agent.hook_runner is not None:
+            try:
+                await self.agent.hook_runner.session_end(reason)
+            except Exception:  # a broken hook must not keep the session open
+                log.exception("SessionEnd hook failed")
+        closers: list[Callable[[], Awaitable[None]]] = [
+            self.record_usage,
             # No background shell outlives its session (tools/background.py).
-            await self.background_shells.aclose()
-            await self.extensions.aclose()
-            if self.router is not None:
-                await self.router.aclose()
-            await self.agent.provider.aclose()
-            await self.store.close()
-            sandbox = self.tool_context.services.get("sandbox")
-            close_sandbox = getattr(sandbox, "close", None)
-            if close_sandbox is not None:
-                await asyncio.to_thread(close_sandbox)
+            self.background_shells.aclose,
+            self.extensions.aclose,
+        ]
+        if self.router is not None:
+            closers.append(self.router.aclose)
+        closers += [self.agent.provider.aclose, self.store.close, self._close_sandbox]
+        for close in closers:
+            try:
+                await close()
+            except Exception:
+                log.warning("closing the session: %s failed", close, exc_info=True)
+
+    async def _close_sandbox(self) -> None:
+        sandbox = self.tool_context.services.get("sandbox")
+        close_sandbox = getattr(sandbox, "close", None)
+        if close_sandbox is not None:
+            await asyncio.to_thread(close_sandbox)
