@@ -96,12 +96,11 @@ def permission_mode(args: argparse.Namespace) -> str | None:
 
 def run_stream_input(config: RunConfig, args: argparse.Namespace) -> int:
     """Serve one session over stdin until it ends; the process exit code."""
-    import asyncio
-
     from aistack_tui.print_mode.stream_session import StreamOptions, run_stream_session
+    from aistack_tui.shutdown.run import run_front_end
 
     options = StreamOptions(
         include_partial=args.include_partial_messages,
         prompt_via_control=args.permission_prompt_tool == PROMPT_TOOL,
     )
-    return asyncio.run(run_stream_session(config, options))
+    return run_front_end(run_stream_session(config, options))

@@ -20,6 +20,9 @@ from aistack_tui.cli.headless import (
     run_stream_input,
 )
 from aistack_tui.cli.parser import EXIT_USAGE, CliParser
+from aistack_tui.shutdown.deadline import after_main, claim_process
+from aistack_tui.shutdown.status import EXIT_BROKEN_PIPE, EXIT_FAILED, EXIT_INTERRUPTED
+from aistack_tui.shutdown.streams import is_closed_stream, say, silence
 
 SUBCOMMANDS = (
     "sessions", "doctor", "permissions", "index", "memory", "mcp", "undo", "rewind", "eval",
@@ -85,7 +88,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """The exit status of one command line; `argv` None means the console script, whose
+    process is ours to end: children nobody stopped are ended and the exit deadline is
+    armed once the front end returns (docs/print-mode.md, exit statuses)."""
+    standalone = argv is None
+    if standalone:
+        claim_process()
+    status = _guarded(list(sys.argv[1:] if argv is None else argv))
+    if standalone:
+        after_main(status)
+    return status
+
+
+def _guarded(argv: list[str]) -> int:
+    """Run the command line; what escapes it becomes a status and one line, never a
+    traceback."""
     try:
         if argv and argv[0] in SUBCOMMANDS:
             from aistack_tui.cli.subcommands import run_subcommand
@@ -93,8 +110,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_subcommand(argv)
         return _run_main(build_parser().parse_args(argv))
     except KeyboardInterrupt:
-        sys.stderr.write("aistack: interrupted\n")
-        return 130
+        say(sys.stderr, "aistack: interrupted")
+        return EXIT_INTERRUPTED
+    except Exception as e:
+        if is_closed_stream(e):  # the reader went away: nobody is left to tell
+            silence(sys.stdout, sys.stderr)
+            return EXIT_BROKEN_PIPE
+        from aistack_tui.shutdown.crash import crash_report
+        from aistack_tui.storage.paths import aistack_home
+
+        say(sys.stderr, crash_report(e, aistack_home() / "logs"))
+        return EXIT_FAILED
 
 
 def _run_main(args: argparse.Namespace) -> int:
@@ -148,11 +174,10 @@ def _start(args: argparse.Namespace) -> int:
             if args.resume == "":
                 config.resume = ""  # the TUI opens its session picker
             if _wants_line_mode(args):
-                import asyncio
-
                 from aistack_tui.linemode.repl import run_line_mode
+                from aistack_tui.shutdown.run import run_front_end
 
-                return asyncio.run(run_line_mode(config, prompt or None))
+                return run_front_end(run_line_mode(config, prompt or None))
             from aistack_tui.tui.app import run_tui
 
             return run_tui(config, prompt or None)
@@ -166,16 +191,15 @@ def _start(args: argparse.Namespace) -> int:
                 prompt = f"{prompt}\n\n{piped}" if prompt else piped
         if not prompt.strip():
             return _usage("print mode needs a prompt: aistack -p \"PROMPT\" or pipe it on stdin")
-        import asyncio
-
         from aistack_tui.print_mode.runner import run_print
+        from aistack_tui.shutdown.run import run_front_end
 
         approver = None
         if args.permission_prompt == "tty":
             from aistack_tui.linemode.approval_prompt import terminal_approver
 
             approver = terminal_approver()
-        return asyncio.run(
+        return run_front_end(
             run_print(config, prompt, args.output_format, partial=args.include_partial_messages,
                       approver=approver)
         )

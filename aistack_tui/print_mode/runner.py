@@ -10,6 +10,7 @@ to stderr; stdout carries only the chosen output format.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import sys
 from typing import TYPE_CHECKING, TextIO, assert_never
@@ -25,16 +26,19 @@ from aistack_tui.print_mode.formatters import (
     result_object,
 )
 from aistack_tui.session.config import RunConfig
+from aistack_tui.shutdown.signals import StopSignals
+from aistack_tui.shutdown.status import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+)
+from aistack_tui.shutdown.streams import is_closed_stream, say, silence
 
 if TYPE_CHECKING:
     from aistack_tui.llm.types import ContentBlock
     from aistack_tui.session.live import LiveSession
     from aistack_tui.settings.trust import TrustItem
-
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_INTERRUPTED = 130
-
 
 def resume_gc_after_startup() -> None:
     """Turn the cyclic GC back on if `cli.main` paused it for start-up.
@@ -77,41 +81,88 @@ async def run_print(
 async def _run(
     config: RunConfig, prompt: str, formatter: Formatter, err: TextIO, approver: ApprovalHandler
 ) -> int:
-    session = await open_session(config, approver)
+    """Open the session, run the prompt, close the session on every path.
+
+    SIGINT and SIGTERM stop the turn (what completed is kept, the result says
+    `error_during_execution`) and the status is 128 + the signal; a reader that went
+    away ends the run quietly with 141 (shutdown/status.py).
+    """
+    main = asyncio.current_task()
+    opened: list[LiveSession] = []
+
+    def stop(_signum: int) -> None:
+        if opened and opened[0].running:
+            opened[0].interrupt()
+        elif main is not None:
+            main.cancel()  # starting up or winding down: nothing to keep but the session
+
+    with StopSignals(stop) as signals:
+        try:
+            session = await open_session(config, approver)
+        except asyncio.CancelledError:
+            if signals.received is None or main is None:
+                raise
+            main.uncancel()
+            return _stopped(signals, err)
+        opened.append(session)
+        try:
+            status = await _run_open(session, config, prompt, formatter, err)
+        except asyncio.CancelledError:
+            if signals.received is None or main is None:
+                raise
+            main.uncancel()
+            status = EXIT_INTERRUPTED
+        except (OSError, ValueError) as e:
+            if not is_closed_stream(e):
+                raise
+            silence(sys.stdout, sys.stderr)
+            status = EXIT_BROKEN_PIPE
+        finally:
+            await session.close()
+        return _stopped(signals, err) if signals.received is not None else status
+
+
+def _stopped(signals: StopSignals, err: TextIO) -> int:
+    status = signals.status or EXIT_INTERRUPTED
+    say(err, "aistack: interrupted" if status == EXIT_INTERRUPTED
+        else f"aistack: stopped by signal {status - 128}")
+    return status
+
+
+async def _run_open(
+    session: LiveSession, config: RunConfig, prompt: str, formatter: Formatter, err: TextIO
+) -> int:
     await settle_start(session, config, err)
     error: str | None = None
     end: ev.TurnEnded | None = None
-    try:
-        formatter.start(
-            RunInfo(
-                session_id=session.session_id,
-                cwd=str(config.cwd),
-                model=session.model,
-                tools=session.tool_names(),
-                permission_mode=session.mode,
-                mcp_servers=[{"name": s.name, "status": s.status} for s in session.mcp_statuses()],
-            )
+    formatter.start(
+        RunInfo(
+            session_id=session.session_id,
+            cwd=str(config.cwd),
+            model=session.model,
+            tools=session.tool_names(),
+            permission_mode=session.mode,
+            mcp_servers=[{"name": s.name, "status": s.status} for s in session.mcp_statuses()],
         )
-        # `aistack -p "/review src/x.py"` runs a custom command as the TUI would: its
-        # `!`cmd`` lines inlined, the files it @-mentions attached.
-        expanded = await session.expand_custom_command(prompt)
-        turn_prompt: str | list[ContentBlock] = prompt
-        if expanded is not None:
-            from aistack_tui.session.mentions import prompt_blocks
+    )
+    # `aistack -p "/review src/x.py"` runs a custom command as the TUI would: its
+    # `!`cmd`` lines inlined, the files it @-mentions attached.
+    expanded = await session.expand_custom_command(prompt)
+    turn_prompt: str | list[ContentBlock] = prompt
+    if expanded is not None:
+        from aistack_tui.session.mentions import prompt_blocks
 
-            turn_prompt = prompt_blocks(expanded, config.project_root)
-        async for event in session.run(turn_prompt):
+        turn_prompt = prompt_blocks(expanded, config.project_root)
+    # Closed on every way out (a reader gone mid-stream too), so the agent's `finally`
+    # keeps what was said so far.
+    async with contextlib.aclosing(session.run(turn_prompt)) as events:
+        async for event in events:
             formatter.event(event)
             report(event, config, err)
             if isinstance(event, ev.ErrorOccurred):
                 error = event.message
             elif isinstance(event, ev.TurnEnded):
                 end = event
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        err.write("aistack: interrupted\n")
-        await session.close()
-        return EXIT_INTERRUPTED
-    await session.close()
     assert end is not None  # run() always ends with TurnEnded
     result = result_object(
         end, session_id=session.session_id, denials=session.denials, error=error
