@@ -1,0 +1,141 @@
+"""`aistack -p` ends cleanly whatever ends it: a reader that goes away, SIGINT, SIGTERM,
+a provider that dies, an MCP server that will not. Each run must exit within 5 s, print
+no traceback, leave no process behind and keep the messages that completed."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.exits import ended, new_mark, running, start, stored_roles, stubborn_mcp, wait_for
+from tests.e2e.helpers import write_user_settings
+from tests.fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
+
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc").is_dir(),
+                                                    reason="finds leftovers through /proc")]
+MODEL = "anthropic/claude-sonnet-4-6"
+FORMATS = ["text", "json", "stream-json"]
+QUICK = {"retry": {"base_delay": 0.01, "max_delay": 0.05, "max_retries": 1}}
+
+
+def slow_answer(seconds: float = 20.0) -> Turn:
+    """A streamed answer that takes `seconds`: long enough to be stopped mid-way."""
+    chunks = 200
+    return Turn(text="word " * chunks, chunk_size=5, delay=seconds / chunks)
+
+
+def args_for(fmt: str, *extra: str) -> list[str]:
+    args = ["-p", "write a long answer", "--model", MODEL, "--output-format", fmt,
+            "--no-memory", "--no-knowledge", *extra]
+    return [*args, "--include-partial-messages"] if fmt == "stream-json" else args
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(aistack_home: Path) -> None:
+    write_user_settings(aistack_home, QUICK)
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_reader_closing_after_the_first_line_ends_the_run_quietly(
+    fmt: str, git_repo: Path, aistack_home: Path
+) -> None:
+    with FakeLLMServer([Turn(text="word " * 100, chunk_size=5, delay=0.01)]) as server:
+        watched = start(args_for(fmt), cwd=git_repo, env=server.env("anthropic"))
+        assert watched.proc.stdout is not None
+        if fmt == "stream-json":
+            first = watched.proc.stdout.readline()
+            assert json.loads(first)["subtype"] == "init"
+        watched.proc.stdout.close()  # text and json write only at the end: to nobody
+        end = ended(watched, read_stdout=False)
+    assert end.status == 141, end.stderr
+    assert stored_roles(aistack_home)[:1] == ["user"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_sigint_mid_stream_stops_keeps_the_partial_answer_and_exits_130(
+    fmt: str, git_repo: Path, aistack_home: Path
+) -> None:
+    with FakeLLMServer([slow_answer()]) as server:
+        watched = start(args_for(fmt), cwd=git_repo, env=server.env("anthropic"))
+        wait_for(lambda: server.model_requests, what="the model request")
+        wait_for(lambda: stored_roles(aistack_home) == ["user"], what="the prompt stored")
+        time.sleep(0.8)  # a few chunks of the answer have arrived
+        sent = watched.signal(signal.SIGINT)
+        end = ended(watched, since=sent, within=2.5)
+    assert end.status == 130, end.stderr
+    assert "interrupted" in end.stderr
+    assert stored_roles(aistack_home) == ["user", "assistant"]  # the partial answer
+    if fmt != "text":
+        result = json.loads(end.stdout.splitlines()[-1])
+        assert result["type"] == "result"
+        assert result["subtype"] == "error_during_execution"
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_sigterm_mid_tool_call_ends_the_command_and_exits_143(
+    fmt: str, git_repo: Path, aistack_home: Path
+) -> None:
+    script = [Turn(tool_calls=[ToolCall("Bash", {"command": "sleep 30"})]), Turn(text="done")]
+    with FakeLLMServer(script) as server:
+        watched = start(args_for(fmt, "--allowed-tools", "Bash(sleep 30)"), cwd=git_repo,
+                        env=server.env("anthropic"))
+        wait_for(lambda: running(watched.mark, "sleep"), what="the Bash command running")
+        sent = watched.signal(signal.SIGTERM)
+        end = ended(watched, since=sent, within=2.5)
+    assert end.status == 143, end.stderr
+    # The call and its (interrupted) result are both kept, so a resume replays cleanly.
+    assert stored_roles(aistack_home) == ["user", "assistant", "user"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_provider_killed_mid_stream_fails_the_run_without_a_traceback(
+    fmt: str, git_repo: Path, aistack_home: Path
+) -> None:
+    server = FakeLLMServer([Turn(text="never sent", faults=[Fault("hang")])]).start()
+    try:
+        watched = start(args_for(fmt), cwd=git_repo, env=server.env("anthropic"))
+        wait_for(lambda: server.model_requests, what="the model request")
+    finally:
+        server.stop()  # the stream in flight is cut, and nobody answers the retries
+    end = ended(watched)
+    assert end.status == 1, end.stderr
+    assert "aistack: error:" in end.stderr
+    assert stored_roles(aistack_home) == ["user"]
+
+
+def test_mcp_server_ignoring_sigterm_does_not_hold_the_exit(
+    git_repo: Path, aistack_home: Path, tmp_path: Path
+) -> None:
+    mark = new_mark()
+    config = stubborn_mcp(tmp_path, mark)
+    with FakeLLMServer([Turn(text="all done")]) as server:
+        watched = start(args_for("json", "--mcp-config", str(config)), cwd=git_repo,
+                        env=server.env("anthropic"), mark=mark)
+        assert watched.proc.stdout is not None
+        result = json.loads(watched.proc.stdout.readline())
+        answered = time.monotonic()
+        end = ended(watched, since=answered, within=2.5)
+    assert end.status == 0, end.stderr
+    assert result["result"] == "all done"
+    assert stored_roles(aistack_home) == ["user", "assistant"]
+
+
+def test_sigterm_with_a_stubborn_mcp_server_still_exits_within_two_seconds(
+    git_repo: Path, aistack_home: Path, tmp_path: Path
+) -> None:
+    mark = new_mark()
+    config = stubborn_mcp(tmp_path, mark)
+    with FakeLLMServer([slow_answer()]) as server:
+        watched = start(args_for("stream-json", "--mcp-config", str(config)), cwd=git_repo,
+                        env=server.env("anthropic"), mark=mark, stdin=subprocess.DEVNULL)
+        wait_for(lambda: server.model_requests, what="the model request")
+        sent = watched.signal(signal.SIGTERM)
+        end = ended(watched, since=sent, within=2.5)
+    assert end.status == 143, end.stderr
+    init = json.loads(end.stdout.splitlines()[0])
+    assert init["mcp_servers"] == [{"name": "stubborn", "status": "connected"}]
