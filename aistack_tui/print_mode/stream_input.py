@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, TypeAlias, cast
 
@@ -56,6 +58,8 @@ class Ignored:
 
 
 Inbound: TypeAlias = UserTurn | ControlRequest | ControlReply | Ignored
+
+READ_CHUNK = 1 << 16
 
 # Lines a client may send that need no answer: Claude Code ignores them too.
 IGNORED_TYPES = frozenset({"keep_alive", "control_cancel_request", "update_environment_variables"})
@@ -155,8 +159,11 @@ class StdinLines:
     """Lines of a binary stream, read on a daemon thread and handed to the event loop.
 
     A thread rather than `connect_read_pipe` because stdin may be a pipe, a file or a
-    terminal, and a daemon thread blocked in `readline` never holds up the process's exit
-    when the session ends before the client closes its end.
+    terminal, and a daemon thread blocked in a read never holds up the process's exit
+    when the session ends before the client closes its end. A stream with a descriptor
+    is read with `os.read`, not through its buffered reader: the interpreter takes that
+    reader's lock when it shuts down, and a thread blocked inside it would make that a
+    fatal error ("could not acquire lock ... at interpreter shutdown").
     """
 
     def __init__(self, stream: BinaryIO) -> None:
@@ -168,7 +175,7 @@ class StdinLines:
 
     def _pump(self) -> None:
         try:
-            for line in iter(self._stream.readline, b""):
+            for line in self._lines():
                 self._loop.call_soon_threadsafe(self._queue.put_nowait, line)
         except (OSError, ValueError):
             pass  # stdin closed under us: the same as end of input
@@ -177,6 +184,23 @@ class StdinLines:
                 self._loop.call_soon_threadsafe(self._queue.put_nowait, None)
             except RuntimeError:
                 pass  # the loop is gone: nobody is waiting
+
+    def _lines(self) -> Iterator[bytes]:
+        try:
+            fd = self._stream.fileno()
+        except (OSError, ValueError):  # io.UnsupportedOperation: an in-memory stream
+            yield from iter(self._stream.readline, b"")
+            return
+        parts: list[bytes] = []  # of the line not yet ended (an image may span MBs)
+        while chunk := os.read(fd, READ_CHUNK):
+            *ended, rest = chunk.split(b"\n")
+            for piece in ended:
+                yield b"".join([*parts, piece, b"\n"])
+                parts = []
+            if rest:
+                parts.append(rest)
+        if parts:
+            yield b"".join(parts)
 
     async def next(self) -> bytes | None:
         """The next line, or None at end of input."""
