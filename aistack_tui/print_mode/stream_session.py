@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 
@@ -37,15 +38,21 @@ from aistack_tui.print_mode.stream_input import (
     UserTurn,
     parse_line,
 )
+from aistack_tui.shutdown.signals import StopSignals
+from aistack_tui.shutdown.status import (
+    EXIT_BROKEN_PIPE,
+    EXIT_FAILED,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    signal_status,
+)
+from aistack_tui.shutdown.streams import is_closed_stream, say, silence
 
 if TYPE_CHECKING:
     from aistack_tui.session.config import RunConfig
     from aistack_tui.session.live import LiveSession
 
-EXIT_OK = 0
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-EXIT_INTERRUPTED = 130
 
 # The Claude Code release whose headless protocol this implements: the Agent SDK reads
 # it from the init line and warns about a CLI too old to say (see docs/print-mode.md).
@@ -63,12 +70,15 @@ class StreamOptions:
 class JsonLines:
     """Writes one JSON object a line and flushes, so a client sees each as it happens.
 
-    Everything is written from the event loop's thread, so lines never interleave.
+    Everything is written from the event loop's thread, so lines never interleave. A
+    client that closed its end is gone: `on_broken` is called once and nothing more is
+    written.
     """
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, on_broken: Callable[[], None] | None = None) -> None:
         self.out = out
         self.broken = False
+        self.on_broken = on_broken
 
     def emit(self, obj: dict[str, Any]) -> None:
         if self.broken:
@@ -76,8 +86,37 @@ class JsonLines:
         try:
             self.out.write(json.dumps(obj) + "\n")
             self.out.flush()
-        except (BrokenPipeError, ValueError):
-            self.broken = True  # the client is gone; the session ends with stdin
+        except (OSError, ValueError) as e:
+            if not is_closed_stream(e):
+                raise
+            self.broken = True
+            silence(self.out)
+            if self.on_broken is not None:
+                self.on_broken()
+
+
+class _Ending:
+    """Why the session ends before stdin does (a signal, a client gone), and how: the
+    running turn is interrupted (what completed is kept) and no further turn starts."""
+
+    def __init__(self) -> None:
+        self.status: int | None = None
+        self.session: LiveSession | None = None
+        self.turns: asyncio.Queue[UserTurn | None] | None = None
+        self.main = asyncio.current_task()
+
+    def end(self, status: int) -> None:
+        if self.status is not None:
+            return
+        self.status = status
+        if self.session is None:
+            if self.main is not None:
+                self.main.cancel()  # still opening: nothing to keep yet
+            return
+        if self.session.running:
+            self.session.interrupt()
+        if self.turns is not None:
+            self.turns.put_nowait(None)
 
 
 class _TurnFormatter(StreamJsonFormatter):
@@ -99,8 +138,13 @@ async def run_stream_session(
     out: TextIO | None = None,
     err: TextIO | None = None,
 ) -> int:
-    """Serve the session until stdin ends; returns the process exit code."""
-    lines = JsonLines(out or sys.stdout)
+    """Serve the session until stdin ends; returns the process exit code.
+
+    SIGINT and SIGTERM end it early with 128 + the signal, a client that closed stdout
+    with 141 (shutdown/status.py); the session is closed on every path.
+    """
+    ending = _Ending()
+    lines = JsonLines(out or sys.stdout, on_broken=lambda: ending.end(EXIT_BROKEN_PIPE))
     errors = err or sys.stderr
     channel = ControlChannel(lines.emit)
     holder: list[LiveSession] = []
@@ -120,12 +164,34 @@ async def run_stream_session(
         if options.prompt_via_control
         else DenyAll()
     )
-    session = await open_session(config, approver)
-    holder.append(session)
-    try:
-        return await _serve(session, config, options, lines, channel, stdin, errors)
-    finally:
-        await session.close()
+    with StopSignals(lambda signum: ending.end(signal_status(signum))) as signals:
+        try:
+            session = await open_session(config, approver)
+        except asyncio.CancelledError:
+            if ending.status is None or ending.main is None:
+                raise
+            ending.main.uncancel()
+            return _ended(ending.status, signals, errors)
+        holder.append(session)
+        ending.session = session
+        try:
+            code = await _serve(session, config, options, lines, channel, stdin, errors,
+                                ending)
+        except (OSError, ValueError) as e:  # stderr gone under a diagnostic
+            if not is_closed_stream(e):
+                raise
+            silence(sys.stderr)
+            code = EXIT_BROKEN_PIPE
+        finally:
+            await session.close()
+    return code if ending.status is None else _ended(ending.status, signals, errors)
+
+
+def _ended(status: int, signals: StopSignals, err: TextIO) -> int:
+    if signals.received is not None:
+        say(err, "aistack: interrupted" if status == EXIT_INTERRUPTED
+            else f"aistack: stopped by signal {status - 128}")
+    return status
 
 
 async def _serve(
@@ -136,6 +202,7 @@ async def _serve(
     channel: ControlChannel,
     stdin: BinaryIO | None,
     err: TextIO,
+    ending: _Ending,
 ) -> int:
     from aistack_tui.session.providers import guess_provider
 
@@ -145,6 +212,7 @@ async def _serve(
         session, channel, resolve_model=lambda m: m if "/" in m else guess_provider(m)
     )
     turns: asyncio.Queue[UserTurn | None] = asyncio.Queue()
+    ending.turns = turns
     answering: set[asyncio.Task[None]] = set()
     bad_input: list[InputError] = []
     source = StdinLines(stdin or sys.stdin.buffer)
@@ -180,6 +248,8 @@ async def _serve(
     try:
         while (turn := await turns.get()) is not None and not bad_input:
             code = await _run_turn(session, config, options, lines, err, turn)
+            if ending.status is not None:
+                break
     finally:
         reader.cancel()
         for task in list(answering):
