@@ -95,6 +95,8 @@ def ended(watched: Watched, since: float | None = None, within: float = EXIT_WIT
     process left behind."""
     proc = watched.proc
     begin = since if since is not None else watched.started
+    if proc.stdin is not None and proc.stdin.closed:
+        proc.stdin = None  # communicate() would flush it
     try:
         out, err = proc.communicate(timeout=within + 10) if read_stdout else (
             b"", proc.stderr.read() if proc.stderr else b"")
