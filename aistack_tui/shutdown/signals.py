@@ -29,7 +29,7 @@ class StopSignals:
 
     def __init__(
         self,
-        on_stop: Callable[[int], None],
+        on_stop: Callable[[int], object],
         signals: Sequence[signal.Signals] = STOP_SIGNALS,
         *,
         budget: float = STOP_BUDGET_S,

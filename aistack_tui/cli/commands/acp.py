@@ -2,7 +2,8 @@
 
 The editor starts this as a subprocess; stdout carries only protocol messages, so
 diagnostics go to `$AISTACK_HOME/logs/acp.log` (and stderr, which editors show in
-their logs).
+their logs). The editor closing the connection ends it with status 0; SIGINT or SIGTERM
+stops the running turns, closes every session and exits 130 / 143.
 """
 
 from __future__ import annotations
@@ -44,19 +45,29 @@ async def serve(args: argparse.Namespace, config: RunConfig) -> int:
     from aistack_tui.channels.acp_agent import AcpServer
     from aistack_tui.channels.bus import MessageBus
     from aistack_tui.channels.opener import FacadeOpener
+    from aistack_tui.shutdown.signals import StopSignals
 
     bus = MessageBus(FacadeOpener(config.env))
     server = AcpServer(bus, model=args.model, mode=args.permission_mode)
-    try:
-        await acp.run_agent(server)
-    finally:
-        await server.close()
-    return 0
+    main = asyncio.current_task()
+    assert main is not None
+    with StopSignals(lambda _signum: main.cancel()) as signals:
+        try:
+            await acp.run_agent(server)
+        except asyncio.CancelledError:
+            if signals.received is None:
+                raise
+            main.uncancel()
+        finally:
+            await server.close()
+    return signals.status or 0
 
 
 def run(args: argparse.Namespace, config: RunConfig) -> int:
+    from aistack_tui.shutdown.run import run_front_end
+
     _log_to_file(config)
     try:
-        return asyncio.run(serve(args, config))
+        return run_front_end(serve(args, config))
     except KeyboardInterrupt:
         return 130
