@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import getpass
 import logging
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -55,16 +53,16 @@ async def serve(gateway_config: GatewayConfig, config: RunConfig) -> int:
     from aistack_tui.channels.bus import MessageBus
     from aistack_tui.channels.opener import FacadeOpener
     from aistack_tui.channels.telegram_gateway import TelegramGateway
+    from aistack_tui.shutdown.signals import StopSignals
 
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
     bus = MessageBus(FacadeOpener(config.env))
     gateway = TelegramGateway(gateway_config, bus)
-    await gateway.run(stop)
-    return 0
+    # SIGINT/SIGTERM: stop polling, stop the running turns, close every session, exit
+    # 130/143; a second signal exits at once.
+    with StopSignals(lambda _signum: stop.set()) as signals:
+        await gateway.run(stop)
+    return signals.status or 0
 
 
 def run(args: argparse.Namespace, config: RunConfig) -> int:
@@ -96,8 +94,10 @@ def run(args: argparse.Namespace, config: RunConfig) -> int:
                          f"{config.home / 'settings.json'}\n")
     sys.stderr.write(f"aistack: Telegram gateway for {len(users)} user(s), working in "
                      f"{gateway_config.project_dir}; Ctrl+C stops it\n")
+    from aistack_tui.shutdown.run import run_front_end
+
     try:
-        return asyncio.run(serve(gateway_config, config))
+        return run_front_end(serve(gateway_config, config))
     except KeyboardInterrupt:
         return 130
     except Exception as e:  # the token must not reach the terminal even in a crash
