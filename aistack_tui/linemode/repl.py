@@ -4,7 +4,9 @@ Input is taken only between runs, in the style of aider: while the agent works t
 terminal belongs to the output (and to the approval prompt when a call asks). Ctrl+C
 during a run asks the session to interrupt (the partial answer is kept); a second Ctrl+C
 in the same run abandons it at once. At the prompt Ctrl+C clears the line, and on an
-empty line a second Ctrl+C in a row quits, as does Ctrl+D.
+empty line a second Ctrl+C in a row quits, as does Ctrl+D. SIGTERM, and SIGHUP when the
+terminal closes, end the line mode: the running turn is interrupted (its partial answer
+kept), the session closed, and the status is 143 or 129.
 """
 
 from __future__ import annotations
@@ -34,14 +36,17 @@ from aistack_tui.llm import types as lt
 from aistack_tui.permissions.types import PERMISSION_MODES
 from aistack_tui.session.history import HISTORY_FILE
 from aistack_tui.session.mentions import FileIndex, prompt_blocks
+from aistack_tui.shutdown.signals import StopSignals
+from aistack_tui.shutdown.status import EXIT_HANGUP, EXIT_OK, EXIT_USAGE
+from aistack_tui.shutdown.streams import is_closed_stream, silence
 
 if TYPE_CHECKING:
     from aistack_tui.session.config import RunConfig
     from aistack_tui.session.live import LiveSession
 
 TICK_S = 0.1
-EXIT_OK = 0
-EXIT_USAGE = 2
+END_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Ctrl+C is not among them: here it interrupts the turn, or clears the line."""
 
 
 class LineRepl:
@@ -276,13 +281,37 @@ async def run_line_mode(
         (io.errors or io.console).print(Text(f"aistack: {e}", style="red"), soft_wrap=True)
         return EXIT_USAGE
     approver.on_interrupt = session.interrupt
+    main = asyncio.current_task()
+    repls: list[LineRepl] = []
+
+    def stop(_signum: int) -> None:
+        if session.running:
+            session.interrupt()  # the partial answer is kept; then the loop ends
+            for repl in repls:
+                repl.quit()
+        elif main is not None:
+            main.cancel()  # at the prompt: nothing to keep
+
     try:
-        with _plain_output_when_dumb(io):
-            repl = LineRepl(session, io, renderer, approver,
-                            history_path=config.home / HISTORY_FILE)
-            if picker:
-                await repl.run_command("sessions", "")
-            return await repl.run(prompt)
+        with StopSignals(stop, END_SIGNALS) as signals, _plain_output_when_dumb(io):
+            try:
+                repl = LineRepl(session, io, renderer, approver,
+                                history_path=config.home / HISTORY_FILE)
+                repls.append(repl)
+                if picker:
+                    await repl.run_command("sessions", "")
+                status = await repl.run(prompt)
+            except asyncio.CancelledError:
+                if signals.received is None or main is None:
+                    raise
+                main.uncancel()
+                status = EXIT_OK
+            except (OSError, ValueError) as e:  # the terminal went away under a write
+                if not is_closed_stream(e):
+                    raise
+                silence(sys.stdout, sys.stderr)
+                status = EXIT_HANGUP
+        return signals.status or status
     finally:
         await session.close()
 
