@@ -94,6 +94,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     standalone = argv is None
     if standalone:
         claim_process()
+        from aistack_tui.shutdown.crash import route_tracebacks
+        from aistack_tui.storage.paths import aistack_home
+
+        route_tracebacks(aistack_home() / "logs")
     status = _guarded(list(sys.argv[1:] if argv is None else argv))
     if standalone:
         after_main(status)
