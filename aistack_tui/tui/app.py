@@ -10,6 +10,7 @@ prompt) and owns the app-wide keys.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import sys
@@ -31,6 +32,8 @@ from aistack_tui.session.live import LiveSession
 from aistack_tui.session.mentions import FileIndex, prompt_blocks
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.settings.trust import TrustItem
+from aistack_tui.shutdown.hangup import on_hangup
+from aistack_tui.shutdown.status import EXIT_HANGUP
 from aistack_tui.tui import slash
 from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.bridge import TurnBridge
@@ -50,6 +53,8 @@ from aistack_tui.tui.widgets.welcome import WelcomeHeader
 
 QUIT_WINDOW_S = 2.0
 SHELL_TIMEOUT_S = 120.0
+HANG_UP_GRACE_S = 1.0
+"""How long a closed terminal waits for the turn to stop by itself."""
 
 
 class AistackApp(App[int]):
@@ -481,6 +486,15 @@ class AistackApp(App[int]):
     async def on_unmount(self) -> None:
         await self.close_session()
 
+    async def hang_up(self) -> None:
+        """The terminal closed (SIGHUP): the turn is interrupted (its partial answer kept
+        if it stops within a second), then quit as Ctrl+C twice does, with status 129."""
+        if self.bridge is not None and self.bridge.interrupt():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.bridge.wait(), HANG_UP_GRACE_S)
+        await self.action_quit()
+        self.exit(return_code=EXIT_HANGUP)
+
     def set_mouse_capture(self, enabled: bool | None) -> bool:
         """Switch mouse reporting on or off (None toggles); returns the new state."""
         target = (not self._mouse_enabled) if enabled is None else enabled
@@ -500,7 +514,10 @@ def run_tui(config: RunConfig, initial_prompt: str | None) -> int:
     app = AistackApp(config, initial_prompt)
     mouse = os.environ.get("AISTACK_NO_MOUSE", "") in ("", "0")
     app._mouse_enabled = mouse
-    code = app.run(mouse=mouse)
+    with on_hangup(lambda: app.call_later(app.hang_up)):
+        code = app.run(mouse=mouse)
+    if app.return_code == EXIT_HANGUP:
+        return EXIT_HANGUP  # nobody is left to read the exit message
     if app.error_message:
         print(app.error_message, file=sys.stderr)
     if app.exit_message:
