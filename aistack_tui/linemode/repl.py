@@ -283,8 +283,11 @@ async def run_line_mode(
     approver.on_interrupt = session.interrupt
     main = asyncio.current_task()
     repls: list[LineRepl] = []
+    closing = False
 
     def stop(_signum: int) -> None:
+        if closing:
+            return  # already on the way out; cancelling would leave things unclosed
         if session.running:
             session.interrupt()  # the partial answer is kept; then the loop ends
             for repl in repls:
@@ -292,28 +295,29 @@ async def run_line_mode(
         elif main is not None:
             main.cancel()  # at the prompt: nothing to keep
 
-    try:
-        with StopSignals(stop, END_SIGNALS) as signals, _plain_output_when_dumb(io):
-            try:
+    with StopSignals(stop, END_SIGNALS) as signals:
+        try:
+            with _plain_output_when_dumb(io):
                 repl = LineRepl(session, io, renderer, approver,
                                 history_path=config.home / HISTORY_FILE)
                 repls.append(repl)
                 if picker:
                     await repl.run_command("sessions", "")
                 status = await repl.run(prompt)
-            except asyncio.CancelledError:
-                if signals.received is None or main is None:
-                    raise
-                main.uncancel()
-                status = EXIT_OK
-            except (OSError, ValueError) as e:  # the terminal went away under a write
-                if not is_closed_stream(e):
-                    raise
-                silence(sys.stdout, sys.stderr)
-                status = EXIT_HANGUP
-        return signals.status or status
-    finally:
-        await session.close()
+        except asyncio.CancelledError:
+            if signals.received is None or main is None:
+                raise
+            main.uncancel()
+            status = EXIT_OK
+        except (OSError, ValueError) as e:  # the terminal went away under a write
+            if not is_closed_stream(e):
+                raise
+            silence(sys.stdout, sys.stderr)
+            status = EXIT_HANGUP
+        finally:
+            closing = True
+            await session.close()
+    return signals.status or status
 
 
 @contextlib.contextmanager

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from aistack_tui.session.live import LiveSession
     from aistack_tui.settings.trust import TrustItem
 
+
 def resume_gc_after_startup() -> None:
     """Turn the cyclic GC back on if `cli.main` paused it for start-up.
 
@@ -89,12 +90,15 @@ async def _run(
     """
     main = asyncio.current_task()
     opened: list[LiveSession] = []
+    closing = False
 
     def stop(_signum: int) -> None:
+        if closing:
+            return  # already on the way out; cancelling would leave things unclosed
         if opened and opened[0].running:
             opened[0].interrupt()
         elif main is not None:
-            main.cancel()  # starting up or winding down: nothing to keep but the session
+            main.cancel()  # starting up or between steps: nothing to keep but the session
 
     with StopSignals(stop) as signals:
         try:
@@ -118,6 +122,7 @@ async def _run(
             silence(sys.stdout, sys.stderr)
             status = EXIT_BROKEN_PIPE
         finally:
+            closing = True
             await session.close()
         return _stopped(signals, err) if signals.received is not None else status
 

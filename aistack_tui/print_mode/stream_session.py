@@ -103,20 +103,30 @@ class _Ending:
         self.status: int | None = None
         self.session: LiveSession | None = None
         self.turns: asyncio.Queue[UserTurn | None] | None = None
+        """Set once turns are taken; before that, ending cancels what is under way."""
+        self.closing = False
         self.main = asyncio.current_task()
 
     def end(self, status: int) -> None:
         if self.status is not None:
             return
         self.status = status
-        if self.session is None:
+        if self.closing:
+            return  # already on the way out; cancelling would leave things unclosed
+        if self.turns is None:
             if self.main is not None:
-                self.main.cancel()  # still opening: nothing to keep yet
+                self.main.cancel()  # opening, or waiting for MCP servers: nothing to keep
             return
-        if self.session.running:
+        if self.session is not None and self.session.running:
             self.session.interrupt()
-        if self.turns is not None:
-            self.turns.put_nowait(None)
+        self.turns.put_nowait(None)
+
+    def stopped_by_us(self) -> bool:
+        """Whether a CancelledError is ours (then it is taken back) or the caller's."""
+        if self.status is None or self.main is None:
+            return False
+        self.main.uncancel()
+        return True
 
 
 class _TurnFormatter(StreamJsonFormatter):
@@ -168,21 +178,25 @@ async def run_stream_session(
         try:
             session = await open_session(config, approver)
         except asyncio.CancelledError:
-            if ending.status is None or ending.main is None:
+            if not ending.stopped_by_us():
                 raise
-            ending.main.uncancel()
-            return _ended(ending.status, signals, errors)
+            return _ended(ending.status or EXIT_INTERRUPTED, signals, errors)
         holder.append(session)
         ending.session = session
+        code = EXIT_OK
         try:
             code = await _serve(session, config, options, lines, channel, stdin, errors,
                                 ending)
+        except asyncio.CancelledError:
+            if not ending.stopped_by_us():
+                raise
         except (OSError, ValueError) as e:  # stderr gone under a diagnostic
             if not is_closed_stream(e):
                 raise
             silence(sys.stderr)
             code = EXIT_BROKEN_PIPE
         finally:
+            ending.closing = True
             await session.close()
     return code if ending.status is None else _ended(ending.status, signals, errors)
 
