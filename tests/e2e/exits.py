@@ -139,15 +139,20 @@ def stored_roles(home: Path) -> list[str]:
         db.close()
 
 
-def stubborn_mcp(directory: Path, mark: str) -> Path:
-    """An --mcp-config file naming a server that ignores SIGTERM and its closed stdin."""
+def stubborn_mcp(directory: Path, mark: str, fake: str = "mcp_stubborn.py") -> Path:
+    """An --mcp-config file naming a server that ignores SIGTERM and its closed stdin
+    (`mcp_silent.py`: one that never answers the handshake either)."""
     path = directory / "stubborn-mcp.json"
     path.write_text(json.dumps({"mcpServers": {"stubborn": {
-        "command": sys.executable, "args": [str(FAKES / "mcp_stubborn.py")],
-        "env": {MARK_VAR: mark}}}}))
+        "command": sys.executable, "args": [str(FAKES / fake)], "env": {MARK_VAR: mark}}}}))
     return path
 
 
 def running(mark: str, program: str) -> bool:
     """Whether a marked process runs `program` (its argv[0])."""
     return any(argv and Path(argv[0]).name == program for _pid, argv in marked(mark))
+
+
+def running_script(mark: str, script: str) -> bool:
+    """Whether a marked process runs a Python script named `script`."""
+    return any(len(argv) > 1 and Path(argv[1]).name == script for _pid, argv in marked(mark))

@@ -12,7 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.exits import ended, new_mark, running, start, stored_roles, stubborn_mcp, wait_for
+from tests.e2e.exits import (
+    ended,
+    new_mark,
+    running,
+    running_script,
+    start,
+    stored_roles,
+    stubborn_mcp,
+    wait_for,
+)
 from tests.e2e.helpers import write_user_settings
 from tests.fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
 
@@ -139,3 +148,19 @@ def test_sigterm_with_a_stubborn_mcp_server_still_exits_within_two_seconds(
     assert end.status == 143, end.stderr
     init = json.loads(end.stdout.splitlines()[0])
     assert init["mcp_servers"] == [{"name": "stubborn", "status": "connected"}]
+
+
+def test_sigterm_while_waiting_for_a_hung_mcp_server_at_start_exits_143(
+    git_repo: Path, aistack_home: Path, tmp_path: Path
+) -> None:
+    mark = new_mark()
+    config = stubborn_mcp(tmp_path, mark, "mcp_silent.py")  # never finishes its handshake
+    with FakeLLMServer([Turn(text="never asked")]) as server:
+        watched = start(args_for("json", "--mcp-config", str(config)), cwd=git_repo,
+                        env=server.env("anthropic"), mark=mark)
+        wait_for(lambda: running_script(mark, "mcp_silent.py"), what="the MCP server started")
+        time.sleep(0.5)  # aistack waits for it before the first turn
+        sent = watched.signal(signal.SIGTERM)
+        end = ended(watched, since=sent, within=2.5)
+        assert server.model_requests == []
+    assert end.status == 143, end.stderr
