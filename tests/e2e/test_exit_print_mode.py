@@ -164,3 +164,19 @@ def test_sigterm_while_waiting_for_a_hung_mcp_server_at_start_exits_143(
         end = ended(watched, since=sent, within=2.5)
         assert server.model_requests == []
     assert end.status == 143, end.stderr
+
+
+def test_a_second_signal_exits_at_once_with_the_children_gone(
+    git_repo: Path, aistack_home: Path, tmp_path: Path
+) -> None:
+    mark = new_mark()
+    config = stubborn_mcp(tmp_path, mark)  # closing waits on it: the first stop takes > 1 s
+    with FakeLLMServer([slow_answer()]) as server:
+        watched = start(args_for("stream-json", "--mcp-config", str(config)), cwd=git_repo,
+                        env=server.env("anthropic"), mark=mark)
+        wait_for(lambda: server.model_requests, what="the model request")
+        watched.signal(signal.SIGTERM)
+        time.sleep(0.1)
+        again = watched.signal(signal.SIGTERM)
+        end = ended(watched, since=again, within=0.8)
+    assert end.status == 143, end.stderr
