@@ -128,10 +128,8 @@ async def _run(
 
 
 def _stopped(signals: StopSignals, err: TextIO) -> int:
-    status = signals.status or EXIT_INTERRUPTED
-    say(err, "aistack: interrupted" if status == EXIT_INTERRUPTED
-        else f"aistack: stopped by signal {status - 128}")
-    return status
+    say(err, signals.notice())
+    return signals.status or EXIT_INTERRUPTED
 
 
 async def _run_open(

@@ -203,8 +203,7 @@ async def run_stream_session(
 
 def _ended(status: int, signals: StopSignals, err: TextIO) -> int:
     if signals.received is not None:
-        say(err, "aistack: interrupted" if status == EXIT_INTERRUPTED
-            else f"aistack: stopped by signal {status - 128}")
+        say(err, signals.notice())
     return status
 
 

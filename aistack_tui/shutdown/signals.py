@@ -46,6 +46,12 @@ class StopSignals:
         """128 + the first signal's number, or None if none came."""
         return None if self.received is None else signal_status(self.received)
 
+    def notice(self) -> str:
+        """The one stderr line for the stop ("aistack: interrupted" for a Ctrl+C)."""
+        if self.received is None or self.received == signal.SIGINT:
+            return "aistack: interrupted"
+        return f"aistack: stopped by {_name(self.received)}"
+
     def _handle(self, signum: int) -> None:
         if self.received is not None:
             if process_claimed():
