@@ -32,8 +32,8 @@ from aistack_tui.session.live import LiveSession
 from aistack_tui.session.mentions import FileIndex, prompt_blocks
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.settings.trust import TrustItem
-from aistack_tui.shutdown.hangup import on_hangup
-from aistack_tui.shutdown.status import EXIT_HANGUP
+from aistack_tui.shutdown.hangup import on_end_signals
+from aistack_tui.shutdown.status import EXIT_HANGUP, EXIT_TERMINATED
 from aistack_tui.tui import slash
 from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.bridge import TurnBridge
@@ -486,14 +486,15 @@ class AistackApp(App[int]):
     async def on_unmount(self) -> None:
         await self.close_session()
 
-    async def hang_up(self) -> None:
-        """The terminal closed (SIGHUP): the turn is interrupted (its partial answer kept
-        if it stops within a second), then quit as Ctrl+C twice does, with status 129."""
+    async def hang_up(self, status: int) -> None:
+        """The terminal closed (SIGHUP) or SIGTERM came: the turn is interrupted (its
+        partial answer kept if it stops within a second), then quit as Ctrl+C twice does,
+        with `status` (129, 143)."""
         if self.bridge is not None and self.bridge.interrupt():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.bridge.wait(), HANG_UP_GRACE_S)
         await self.action_quit()
-        self.exit(return_code=EXIT_HANGUP)
+        self.exit(return_code=status)
 
     def set_mouse_capture(self, enabled: bool | None) -> bool:
         """Switch mouse reporting on or off (None toggles); returns the new state."""
@@ -514,10 +515,10 @@ def run_tui(config: RunConfig, initial_prompt: str | None) -> int:
     app = AistackApp(config, initial_prompt)
     mouse = os.environ.get("AISTACK_NO_MOUSE", "") in ("", "0")
     app._mouse_enabled = mouse
-    with on_hangup(lambda: app.call_later(app.hang_up)):
+    with on_end_signals(lambda status: app.call_later(app.hang_up, status)):
         code = app.run(mouse=mouse)
-    if app.return_code == EXIT_HANGUP:
-        return EXIT_HANGUP  # nobody is left to read the exit message
+    if app.return_code in (EXIT_HANGUP, EXIT_TERMINATED):
+        return app.return_code  # the messages below may have no one left to read them
     if app.error_message:
         print(app.error_message, file=sys.stderr)
     if app.exit_message:
