@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.exits import Watched, ended, start, stored_roles, wait_for
+from tests.e2e.exits import EXIT_WITHIN, Watched, ended, start, stored_roles, wait_for
 from tests.e2e.helpers import write_user_settings
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 
@@ -90,6 +90,6 @@ def test_signal_mid_turn_ends_acp_with_the_signal_status(
     with slow_server as server:
         watched, _editor = prompting(server, git_repo)
         sent = watched.signal(signum)
-        end = ended(watched, since=sent, within=2.5)
+        end = ended(watched, since=sent, within=EXIT_WITHIN)
     assert end.status == status, end.stderr
     assert stored_roles(aistack_home) == ["user", "assistant"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.exits import ended, start, stored_roles, wait_for
+from tests.e2e.exits import EXIT_WITHIN, ended, start, stored_roles, wait_for
 from tests.e2e.helpers import write_user_settings
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 from tests.fakes.fake_telegram import FakeTelegramServer
@@ -35,6 +35,6 @@ def test_signal_mid_turn_stops_the_gateway_within_two_seconds(
         wait_for(lambda: llm.model_requests, what="the model request")
         wait_for(lambda: stored_roles(aistack_home) == ["user"], what="the prompt stored")
         sent = watched.signal(signum)
-        end = ended(watched, since=sent, within=2.5)
+        end = ended(watched, since=sent, within=EXIT_WITHIN)
     assert end.status == status, end.stderr
     assert stored_roles(aistack_home)[:1] == ["user"]

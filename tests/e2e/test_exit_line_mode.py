@@ -13,7 +13,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.e2e.exits import MARK_VAR, marked, new_mark, stored_roles, wait_for
+from tests.e2e.exits import EXIT_WITHIN, MARK_VAR, marked, new_mark, stored_roles, wait_for
 from tests.e2e.helpers import AISTACK, write_user_settings
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 
@@ -73,7 +73,7 @@ def test_terminal_closed_mid_answer_stops_saves_and_exits(
     streaming(child, server)
     child.ptyproc.fileobj.close()  # the terminal window closed: the kernel sends SIGHUP
     closed = time.monotonic()
-    status = exit_status(child, closed, within=2.5)
+    status = exit_status(child, closed, within=EXIT_WITHIN)
     assert status == 129
     assert_nothing_left(mark)
     assert stored_roles(aistack_home) == ["user", "assistant"]
@@ -85,7 +85,7 @@ def test_terminal_closed_at_the_prompt_exits(git_repo: Path, server: FakeLLMServ
     child.expect_exact("> ")
     child.ptyproc.fileobj.close()
     closed = time.monotonic()
-    assert exit_status(child, closed, within=2.5) == 129
+    assert exit_status(child, closed, within=EXIT_WITHIN) == 129
     assert_nothing_left(mark)
 
 
@@ -98,7 +98,7 @@ def test_sigterm_mid_answer_stops_saves_and_exits_143(
     child.kill(signal.SIGTERM)
     sent = time.monotonic()
     child.expect(pexpect.EOF)
-    assert exit_status(child, sent, within=2.5) == 143
+    assert exit_status(child, sent, within=EXIT_WITHIN) == 143
     assert "Traceback" not in str(child.before)
     assert_nothing_left(mark)
     assert stored_roles(aistack_home) == ["user", "assistant"]

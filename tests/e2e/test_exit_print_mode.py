@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.exits import (
+    EXIT_WITHIN,
     ended,
     new_mark,
     running,
@@ -75,7 +76,7 @@ def test_sigint_mid_stream_stops_keeps_the_partial_answer_and_exits_130(
         wait_for(lambda: stored_roles(aistack_home) == ["user"], what="the prompt stored")
         time.sleep(0.8)  # a few chunks of the answer have arrived
         sent = watched.signal(signal.SIGINT)
-        end = ended(watched, since=sent, within=2.5)
+        end = ended(watched, since=sent, within=EXIT_WITHIN)
     assert end.status == 130, end.stderr
     assert "interrupted" in end.stderr
     assert stored_roles(aistack_home) == ["user", "assistant"]  # the partial answer
@@ -95,7 +96,7 @@ def test_sigterm_mid_tool_call_ends_the_command_and_exits_143(
                         env=server.env("anthropic"))
         wait_for(lambda: running(watched.mark, "sleep"), what="the Bash command running")
         sent = watched.signal(signal.SIGTERM)
-        end = ended(watched, since=sent, within=2.5)
+        end = ended(watched, since=sent, within=EXIT_WITHIN)
     assert end.status == 143, end.stderr
     # The call and its (interrupted) result are both kept, so a resume replays cleanly.
     assert stored_roles(aistack_home) == ["user", "assistant", "user"]
@@ -128,7 +129,7 @@ def test_mcp_server_ignoring_sigterm_does_not_hold_the_exit(
         assert watched.proc.stdout is not None
         result = json.loads(watched.proc.stdout.readline())
         answered = time.monotonic()
-        end = ended(watched, since=answered, within=2.5)
+        end = ended(watched, since=answered, within=EXIT_WITHIN)
     assert end.status == 0, end.stderr
     assert result["result"] == "all done"
     assert stored_roles(aistack_home) == ["user", "assistant"]
@@ -144,7 +145,7 @@ def test_sigterm_with_a_stubborn_mcp_server_still_exits_within_two_seconds(
                         env=server.env("anthropic"), mark=mark, stdin=subprocess.DEVNULL)
         wait_for(lambda: server.model_requests, what="the model request")
         sent = watched.signal(signal.SIGTERM)
-        end = ended(watched, since=sent, within=2.5)
+        end = ended(watched, since=sent, within=EXIT_WITHIN)
     assert end.status == 143, end.stderr
     init = json.loads(end.stdout.splitlines()[0])
     assert init["mcp_servers"] == [{"name": "stubborn", "status": "connected"}]
@@ -161,7 +162,7 @@ def test_sigterm_while_waiting_for_a_hung_mcp_server_at_start_exits_143(
         wait_for(lambda: running_script(mark, "mcp_silent.py"), what="the MCP server started")
         time.sleep(0.5)  # aistack waits for it before the first turn
         sent = watched.signal(signal.SIGTERM)
-        end = ended(watched, since=sent, within=2.5)
+        end = ended(watched, since=sent, within=EXIT_WITHIN)
         assert server.model_requests == []
     assert end.status == 143, end.stderr
 
@@ -178,5 +179,5 @@ def test_a_second_signal_exits_at_once_with_the_children_gone(
         watched.signal(signal.SIGTERM)
         time.sleep(0.1)
         again = watched.signal(signal.SIGTERM)
-        end = ended(watched, since=again, within=0.8)
+        end = ended(watched, since=again, within=1.2)
     assert end.status == 143, end.stderr

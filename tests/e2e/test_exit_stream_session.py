@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.exits import Watched, ended, start, stored_roles, wait_for
+from tests.e2e.exits import EXIT_WITHIN, Watched, ended, start, stored_roles, wait_for
 from tests.e2e.helpers import write_user_settings
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 
@@ -81,7 +81,7 @@ def test_signal_mid_turn_ends_the_session_with_the_partial_answer_kept(
                  what="the answer streaming")
         time.sleep(0.3)
         sent = watched.signal(signum)
-        end = ended(watched, since=sent, within=2.5)  # stdin still open: the client is there
+        end = ended(watched, since=sent, within=EXIT_WITHIN)  # stdin still open: the client is there
     assert end.status == status, end.stderr
     result = json.loads(end.stdout.splitlines()[-1])
     assert result["type"] == "result" and result["subtype"] == "error_during_execution"

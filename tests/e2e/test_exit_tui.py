@@ -1,10 +1,11 @@
-"""The full-screen TUI (in a pseudo-terminal) ends cleanly when its terminal closes
-mid-answer: the turn stops, its partial answer is stored, nothing is left running, and
-the process exits 129 instead of dying of SIGHUP with nothing closed."""
+"""The full-screen TUI (in a pseudo-terminal) ends cleanly when its terminal closes or
+SIGTERM arrives mid-answer: the turn stops, its partial answer is stored, nothing is left
+running, and the process exits 129 / 143 instead of dying with nothing closed."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import time
 from pathlib import Path
@@ -12,7 +13,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.e2e.exits import MARK_VAR, new_mark, stored_roles, wait_for
+from tests.e2e.exits import EXIT_WITHIN, MARK_VAR, new_mark, stored_roles, wait_for
 from tests.e2e.helpers import AISTACK, write_user_settings
 from tests.e2e.test_exit_line_mode import assert_nothing_left, exit_status
 from tests.fakes.fake_llm import FakeLLMServer, Turn
@@ -32,8 +33,9 @@ def sessions_opened(home: Path) -> bool:
         return False
 
 
-def test_terminal_closed_mid_answer_closes_the_tui_session(
-    git_repo: Path, aistack_home: Path
+@pytest.mark.parametrize("how", ["terminal closed", "SIGTERM"])
+def test_terminal_closed_or_sigterm_mid_answer_closes_the_tui_session(
+    how: str, git_repo: Path, aistack_home: Path
 ) -> None:
     write_user_settings(aistack_home, {"retry": {"base_delay": 0.01, "max_delay": 0.05}})
     mark = new_mark()
@@ -52,8 +54,14 @@ def test_terminal_closed_mid_answer_closes_the_tui_session(
         child.send("write a lot\r")
         wait_for(lambda: server.model_requests, what="the model request")
         time.sleep(0.8)  # a few chunks of the answer have arrived
-        child.ptyproc.fileobj.close()  # the terminal window closed: SIGHUP
-        closed = time.monotonic()
-        assert exit_status(child, closed, within=2.5) == 129
+        if how == "SIGTERM":
+            child.kill(signal.SIGTERM)
+        else:
+            child.ptyproc.fileobj.close()  # the terminal window closed: SIGHUP
+        sent = time.monotonic()
+        if how == "SIGTERM":
+            child.expect(pexpect.EOF)
+        expected = 143 if how == "SIGTERM" else 129
+        assert exit_status(child, sent, within=EXIT_WITHIN) == expected
     assert_nothing_left(mark)
     assert stored_roles(aistack_home) == ["user", "assistant"]
