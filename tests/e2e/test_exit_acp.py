@@ -6,13 +6,25 @@ from __future__ import annotations
 import json
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.e2e.exits import EXIT_WITHIN, Watched, ended, start, stored_roles, wait_for
+from tests.e2e.exits import (
+    EXIT_WITHIN,
+    FAKES,
+    MARK_VAR,
+    Watched,
+    ended,
+    new_mark,
+    running_script,
+    start,
+    stored_roles,
+    wait_for,
+)
 from tests.e2e.helpers import write_user_settings
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 
@@ -47,15 +59,16 @@ class Editor:
         return json.loads(self.stdout.readline()).get("method") == "session/update"
 
 
-def prompting(server: FakeLLMServer, repo: Path) -> tuple[Watched, Editor]:
+def prompting(server: FakeLLMServer, repo: Path, mcp_servers: list[dict[str, Any]] | None = None,
+              mark: str | None = None) -> tuple[Watched, Editor]:
     """`aistack acp` with one session whose prompt is streaming its answer."""
     watched = start(["acp"], cwd=repo, env={**server.env("anthropic"),
                                             "AISTACK_MODEL": "anthropic/claude-sonnet-4-6"},
-                    stdin=subprocess.PIPE)
+                    stdin=subprocess.PIPE, mark=mark)
     editor = Editor(watched)
     editor.call(1, "initialize", {"protocolVersion": 1, "clientCapabilities": {}})
     editor.answer(1)
-    editor.call(2, "session/new", {"cwd": str(repo), "mcpServers": []})
+    editor.call(2, "session/new", {"cwd": str(repo), "mcpServers": mcp_servers or []})
     session_id = editor.answer(2)["sessionId"]
     editor.call(3, "session/prompt", {"sessionId": session_id,
                                       "prompt": [{"type": "text", "text": "a long one"}]})
@@ -92,4 +105,24 @@ def test_signal_mid_turn_ends_acp_with_the_signal_status(
         sent = watched.signal(signum)
         end = ended(watched, since=sent, within=EXIT_WITHIN)
     assert end.status == status, end.stderr
+    assert stored_roles(aistack_home) == ["user", "assistant"]
+
+
+def test_editor_disconnecting_with_a_stubborn_mcp_server_of_its_own_ends_acp_in_time(
+    slow_server: FakeLLMServer, git_repo: Path, aistack_home: Path
+) -> None:
+    mark = new_mark()
+    # The editor's own MCP server, started for the session; it ignores SIGTERM and its
+    # closed stdin, so only a kill stops it.
+    stubborn = {"name": "stubborn", "command": sys.executable,
+                "args": [str(FAKES / "mcp_stubborn.py")],
+                "env": [{"name": MARK_VAR, "value": mark}]}
+    with slow_server as server:
+        watched, editor = prompting(server, git_repo, [stubborn], mark)
+        assert running_script(mark, "mcp_stubborn.py")
+        editor.stdin.close()
+        editor.stdout.close()
+        gone = time.monotonic()
+        end = ended(watched, since=gone, read_stdout=False)
+    assert end.status == 0, end.stderr
     assert stored_roles(aistack_home) == ["user", "assistant"]
