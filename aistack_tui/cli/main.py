@@ -116,7 +116,9 @@ def _guarded(argv: list[str]) -> int:
     except KeyboardInterrupt:
         say(sys.stderr, "aistack: interrupted")
         return EXIT_INTERRUPTED
-    except Exception as e:
+    except SystemExit:
+        raise  # argparse's --help, --version and usage errors: they said what they had to
+    except BaseException as e:  # a CancelledError that escaped a loop included
         if is_closed_stream(e):  # the reader went away: nobody is left to tell
             silence(sys.stdout, sys.stderr)
             return EXIT_BROKEN_PIPE
