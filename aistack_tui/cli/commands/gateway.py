@@ -34,19 +34,51 @@ def register(subparsers: Any) -> None:
                     "and exit")
 
 
-def _logging(token: str) -> None:
+def _logging(token: str, logs: Path) -> None:
     """Log to stderr through a filter that removes the token (the Bot API puts it in
-    every URL; httpx logs URLs at INFO, so it is kept at WARNING as well)."""
+    every URL; httpx logs URLs at INFO, so it is kept at WARNING as well). A failure's
+    trace goes to `logs/gateway.log` (token removed too); stderr gets one line naming it."""
     from aistack_tui.channels.telegram_config import RedactToken
 
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    handler.addFilter(RedactToken(token))
+    fmt = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+    log_file = logs / "gateway.log"
     root = logging.getLogger()
-    root.addHandler(handler)
+    try:
+        logs.mkdir(parents=True, exist_ok=True)
+        to_file = logging.FileHandler(log_file, encoding="utf-8")
+    except OSError:
+        to_file = None
+    if to_file is not None:
+        to_file.setFormatter(logging.Formatter(fmt))
+        to_file.addFilter(RedactToken(token))
+        root.addHandler(to_file)
+    to_stderr = logging.StreamHandler(sys.stderr)
+    to_stderr.setFormatter(_OneLine(fmt, log_file if to_file is not None else None))
+    to_stderr.addFilter(RedactToken(token))
+    root.addHandler(to_stderr)
     root.setLevel(logging.INFO)
     for noisy in ("httpx", "httpcore", "telegram.ext.Updater"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
+class _OneLine(logging.Formatter):
+    """A record in one line: a failure's trace is left to the log file, its last line
+    (the error itself, token already removed) is kept."""
+
+    def __init__(self, fmt: str, log_file: Path | None) -> None:
+        super().__init__(fmt)
+        self.log_file = log_file
+
+    def format(self, record: logging.LogRecord) -> str:
+        trace = record.exc_text or (
+            self.formatException(record.exc_info) if record.exc_info else "")
+        plain = logging.makeLogRecord(record.__dict__)
+        plain.exc_info, plain.exc_text, plain.stack_info = None, None, None
+        line = super().format(plain)
+        if trace.strip():
+            where = f"; full trace in {self.log_file}" if self.log_file else ""
+            line += f" ({trace.strip().splitlines()[-1]}{where})"
+        return line
 
 
 async def serve(gateway_config: GatewayConfig, config: RunConfig) -> int:
@@ -86,7 +118,7 @@ def run(args: argparse.Namespace, config: RunConfig) -> int:
     except ConfigError as e:
         sys.stderr.write(f"aistack: {e}\n")
         return 2
-    _logging(gateway_config.token)
+    _logging(gateway_config.token, config.home / "logs")
     users = sorted(gateway_config.allowed_user_ids)
     if not users:
         sys.stderr.write("aistack: telegram.allowedUserIds is empty: the bot will refuse "
