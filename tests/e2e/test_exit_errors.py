@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.exits import ended, start
+from tests.e2e.exits import START_WITHIN, ended, start
 from tests.e2e.helpers import run_aistack
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 
@@ -44,7 +44,7 @@ def test_closed_stderr_ends_the_run_quietly(git_repo: Path, tmp_path: Path) -> N
                         cwd=git_repo, env=server.env("anthropic"))
         assert watched.proc.stderr is not None
         watched.proc.stderr.close()
-        end = ended(watched)
+        end = ended(watched, within=START_WITHIN)  # it used to hang for good
     assert end.status == 141
     assert end.stdout == ""
 

@@ -61,7 +61,9 @@ def test_reader_closing_after_the_first_line_ends_the_run_quietly(
             first = watched.proc.stdout.readline()
             assert json.loads(first)["subtype"] == "init"
         watched.proc.stdout.close()  # text and json write only at the end: to nobody
-        end = ended(watched, read_stdout=False)
+        wait_for(lambda: server.model_requests, what="the model request")
+        asked = time.monotonic()  # the answer streams for about a second from here
+        end = ended(watched, since=asked, read_stdout=False)
     assert end.status == 141, end.stderr
     assert stored_roles(aistack_home)[:1] == ["user"]
 
@@ -112,7 +114,8 @@ def test_provider_killed_mid_stream_fails_the_run_without_a_traceback(
         wait_for(lambda: server.model_requests, what="the model request")
     finally:
         server.stop()  # the stream in flight is cut, and nobody answers the retries
-    end = ended(watched)
+    cut = time.monotonic()
+    end = ended(watched, since=cut)
     assert end.status == 1, end.stderr
     assert "aistack: error:" in end.stderr
     assert stored_roles(aistack_home) == ["user"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.exits import EXIT_WITHIN, Watched, ended, start, stored_roles, wait_for
+from tests.e2e.exits import EXIT_WITHIN, START_WITHIN, Watched, ended, start, stored_roles, wait_for
 from tests.e2e.helpers import write_user_settings
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 
@@ -47,9 +47,10 @@ def test_stdin_closed_right_after_the_prompt_finishes_the_turn_then_exits(
         watched = session(server, git_repo)
         assert watched.proc.stdin is not None
         watched.proc.stdin.write(user("a question"))
-        watched.proc.stdin.close()
-        closed = time.monotonic()
-        end = ended(watched, since=closed)
+        watched.proc.stdin.close()  # while aistack is still starting
+        wait_for(lambda: server.model_requests, what="the model request")
+        asked = time.monotonic()
+        end = ended(watched, since=asked)
     assert end.status == 0, end.stderr
     result = json.loads(end.stdout.splitlines()[-1])
     assert result["type"] == "result" and result["result"] == "the answer"
@@ -61,7 +62,7 @@ def test_stdin_closed_before_any_prompt_exits_at_once(git_repo: Path) -> None:
         watched = session(server, git_repo)
         assert watched.proc.stdin is not None
         watched.proc.stdin.close()
-        end = ended(watched, within=10)  # start-up included
+        end = ended(watched, within=START_WITHIN)  # start-up included
     assert end.status == 0, end.stderr
     assert end.stdout == ""
 
