@@ -316,7 +316,15 @@ async def run_line_mode(
             status = EXIT_HANGUP
         finally:
             closing = True
-            await session.close()
+            had_messages = bool(session.messages)
+            await session.close("prompt_input_exit" if signals.received is None else "other")
+            if had_messages and signals.status is None:
+                # As the TUI says on exit: where to pick the conversation up again.
+                with contextlib.suppress(OSError, ValueError):
+                    io.console.print(Text(
+                        f"Session {session.session_id} saved. Resume it with: "
+                        f"aistack --classic --resume {session.session_id}", style="dim"),
+                        soft_wrap=True)
     return signals.status or status
 
 

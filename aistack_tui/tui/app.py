@@ -479,7 +479,7 @@ class AistackApp(App[int]):
                     f"Session {session_id} saved. Resume it with: aistack --resume {session_id}"
                 )
             try:
-                await self.session.close()
+                await self.session.close("prompt_input_exit")
             except Exception as e:  # closing must never turn a quit into a traceback
                 self.error_message = f"aistack: closing the session failed: {e}"
 

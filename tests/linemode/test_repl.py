@@ -255,3 +255,18 @@ async def test_a_custom_command_file_is_a_prompt_and_is_offered(
     assert "Found one." in text
     assert "  /review — Review a file for bugs" in text
     assert "/help — List the commands and keys" in text  # the built-in kept its name
+
+
+async def test_quitting_prints_how_to_resume_as_the_tui_does(
+    run: Run, fake_llm: FakeLLMServer
+) -> None:
+    fake_llm.add(Turn(text="Hello."))
+    assert await run("hi\r" + CTRL_D) == 0
+    assert "saved. Resume it with: aistack --classic --resume " in run.text
+
+
+async def test_quitting_an_empty_session_prints_no_resume_hint(
+    run: Run, fake_llm: FakeLLMServer
+) -> None:
+    assert await run(CTRL_D) == 0
+    assert "Resume it with" not in run.text
