@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.worker import Worker, WorkerState
@@ -44,6 +44,7 @@ from aistack_tui.tui.screens.model_picker import ModelPickerScreen
 from aistack_tui.tui.screens.question import TrustScreen, ask
 from aistack_tui.tui.screens.sessions import SessionPickerScreen
 from aistack_tui.tui.screens.setup import LOCAL_SERVERS, SetupChoice, SetupScreen
+from aistack_tui.tui.typing_guard import Clock, TypingGuard
 from aistack_tui.tui.widgets.conversation import DEFAULT_WINDOW, Conversation
 from aistack_tui.tui.widgets.entries import ShellEntry
 from aistack_tui.tui.widgets.prompt_input import PromptHistory, PromptInput
@@ -74,13 +75,16 @@ class AistackApp(App[int]):
         *,
         window: int = DEFAULT_WINDOW,
         local_servers: tuple[tuple[str, int], ...] = LOCAL_SERVERS,
+        clock: Clock = time.monotonic,
     ) -> None:
+        """`clock` times keystrokes for the dialogs' typing guard (tests drive it)."""
         super().__init__()
         self.config = config
         self.initial_prompt = initial_prompt
         self.local_servers = local_servers
         self.session: LiveSession | None = None
-        self.approver = ScreenApprover(self, on_ask=self._on_ask)
+        self._typing_guard = TypingGuard(clock)
+        self.approver = ScreenApprover(self, on_ask=self._on_ask, on_stop=self.interrupt)
         self.commands = all_commands()
         self.file_index = FileIndex(config.project_root)
         self.history = PromptHistory(config.home / HISTORY_FILE)
@@ -413,12 +417,32 @@ class AistackApp(App[int]):
 
     # --- keys ---------------------------------------------------------------------------
 
+    @property
+    def typing_guard(self) -> TypingGuard:
+        return self._typing_guard
+
+    async def on_event(self, event: events.Event) -> None:
+        # Every key the main screen gets is typing a dialog opening now must not take.
+        if isinstance(event, events.Key) and self.screen is self.main:
+            self._typing_guard.key_pressed()
+        await super().on_event(event)
+
+    def type_ahead(self, event: events.Key | events.Paste) -> None:
+        """A key or paste a dialog did not take (it came too soon to be an answer) goes
+        on into the prompt the user was typing in."""
+        if isinstance(event, events.Paste):
+            self.prompt.paste(event.text)
+        elif event.key == "backspace":
+            self.prompt.action_delete_left()
+        elif event.character:
+            self.prompt.type_text(event.character)
+
     def interrupt(self) -> None:
         if self.bridge is not None and self.bridge.interrupt():
             self.status.set_busy("interrupting")
 
     def action_ctrl_c(self) -> None:
-        """Copy a selection; else clear the prompt's text; else stop a working agent
+        """Copy a selection; else clear the prompt's text (kept for Up); else stop a working agent
         (as Esc does, an open approval dialog included); only on an idle, empty prompt
         arm "press again to quit", so a stop never turns into a quit."""
         selected = self.screen.get_selected_text()

@@ -5,6 +5,10 @@ answers one dialog at a time in the order the calls asked. The dialog is pushed 
 result callback that resolves a future — the same as `push_screen_wait`, but it also
 works from the runtime's child tasks, which are not Textual workers, and lets us take the
 dialog down again when the turn is interrupted while it is open.
+
+Esc at the dialog denies the call and stops the turn: the denial is returned to the
+runtime first (so the call is answered as denied, not as interrupted), then `on_stop`
+interrupts the run, which ends before the model is asked again.
 """
 
 from __future__ import annotations
@@ -16,17 +20,21 @@ from typing import Any
 from textual.app import App
 
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
-from aistack_tui.tui.screens.confirm import ConfirmScreen
+from aistack_tui.tui.screens.confirm import ConfirmAnswer, ConfirmScreen
 
 
 class ScreenApprover:
     """Answers approval requests by asking the user in a `ConfirmScreen`."""
 
     def __init__(
-        self, app: App[Any], on_ask: Callable[[ApprovalRequest], None] | None = None
+        self,
+        app: App[Any],
+        on_ask: Callable[[ApprovalRequest], None] | None = None,
+        on_stop: Callable[[], None] | None = None,
     ) -> None:
         self.app = app
         self.on_ask = on_ask
+        self.on_stop = on_stop
         self._lock = asyncio.Lock()
         self.pending = 0
 
@@ -40,20 +48,24 @@ class ScreenApprover:
 
     async def _ask(self, request: ApprovalRequest) -> ApprovalDecision:
         loop = asyncio.get_running_loop()
-        answer: asyncio.Future[ApprovalDecision] = loop.create_future()
+        answer: asyncio.Future[ConfirmAnswer] = loop.create_future()
 
-        def resolve(decision: ApprovalDecision | None) -> None:
+        def resolve(result: ConfirmAnswer | None) -> None:
             if not answer.done():
-                answer.set_result(decision or ApprovalDecision("reject"))
+                answer.set_result(result or ConfirmAnswer(ApprovalDecision("reject")))
 
         screen = ConfirmScreen(request)
         if self.on_ask is not None:
             self.on_ask(request)
         self.app.push_screen(screen, callback=resolve)
         try:
-            return await answer
+            result = await answer
         except asyncio.CancelledError:
             # The turn was interrupted while the dialog was open: take it down.
             if screen.is_attached and self.app.screen is screen:
                 screen.dismiss(None)
             raise
+        if result.stop_turn and self.on_stop is not None:
+            # Soon, not now: the denial must reach the runtime before the interrupt does.
+            loop.call_soon(self.on_stop)
+        return result.decision

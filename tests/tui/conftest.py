@@ -12,6 +12,8 @@ import pytest
 
 from aistack_tui.session.config import make_run_config
 from aistack_tui.tui.app import AistackApp
+from aistack_tui.tui.typing_guard import DIALOG_GRACE_S, TYPING_BURST_S
+from tests.fakes.fake_clock import FakeClock
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 
 MODEL = "anthropic/claude-sonnet-4-6"
@@ -38,12 +40,20 @@ def fake_llm(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture
-def make_app(git_repo: Path, fake_llm: FakeLLMServer) -> Callable[..., AistackApp]:
+def clock() -> FakeClock:
+    """The app's keystroke clock (the dialogs' typing guard): it moves when a test says."""
+    return FakeClock()
+
+
+@pytest.fixture
+def make_app(
+    git_repo: Path, fake_llm: FakeLLMServer, clock: FakeClock
+) -> Callable[..., AistackApp]:
     def build(*turns: Turn, prompt: str | None = None, **options: Any) -> AistackApp:
         fake_llm.add(*turns)
         window = options.pop("window", None)
         config = make_run_config(cwd=git_repo, model=options.pop("model", MODEL), **options)
-        kwargs: dict[str, Any] = {"local_servers": ()}
+        kwargs: dict[str, Any] = {"local_servers": (), "clock": clock}
         if window is not None:
             kwargs["window"] = window
         return AistackApp(config, prompt, **kwargs)
@@ -64,17 +74,30 @@ async def wait_for(pilot: Any, condition: Callable[[], object], timeout: float =
         await pilot.pause(0.02)
 
 
-async def wait_for_screen(pilot: Any, screen_type: type, timeout: float = 10.0) -> Any:
+async def wait_for_screen(
+    pilot: Any, screen_type: type, timeout: float = 10.0, *, read: bool = True
+) -> Any:
     """Wait until a `screen_type` screen is on top *and* composed; returns it.
 
     `isinstance(app.screen, ...)` turns true as soon as the screen is pushed, before
-    its widgets exist; querying or pressing keys then races the compose.
+    its widgets exist; querying or pressing keys then races the compose. With `read`,
+    the user then takes a moment to read it: the app's fake clock moves past the
+    dialogs' typing guard, so the next key is a deliberate answer.
     """
     app = pilot.app
     await wait_for(pilot, lambda: isinstance(app.screen, screen_type) and app.screen.is_mounted,
                    timeout=timeout)
     await pilot.pause()
+    if read:
+        read_dialog(app)
     return app.screen
+
+
+def read_dialog(app: Any) -> None:
+    """The user looks at the dialog before answering (moves a fake keystroke clock)."""
+    clock = getattr(getattr(app, "typing_guard", None), "clock", None)
+    if isinstance(clock, FakeClock):
+        clock.advance(DIALOG_GRACE_S + TYPING_BURST_S)
 
 
 def screen_text(app: Any) -> str:

@@ -111,7 +111,7 @@ async def test_a_claude_command_is_listed_sent_and_allowed_only_for_its_prompt(
         (git_repo / "from-command.txt").unlink()
         await type_and_send(pilot, "once more")
         await wait_for_screen(pilot, ConfirmScreen)
-        await pilot.press("escape")
+        await pilot.press("n", "enter")  # no, and go on
         await wait_for(pilot, lambda: answered(app, "Again."), timeout=20)
         assert not (git_repo / "from-command.txt").exists()
         cards = [e for e in entries(app) if isinstance(e, ToolEntry) and e.name == "Bash"]
@@ -130,6 +130,6 @@ async def test_an_untrusted_projects_command_runs_without_its_allowed_tools(
         await wait_for(pilot, lambda: app.commands.get("mkfile") is not None)
         await type_and_send(pilot, "/mkfile from-command.txt")
         await wait_for_screen(pilot, ConfirmScreen)  # the rule was withheld: it asks
-        await pilot.press("escape")
+        await pilot.press("n", "enter")  # no, and go on
         await wait_for(pilot, lambda: answered(app, "Asked."), timeout=20)
     assert not (git_repo / "from-command.txt").exists()

@@ -1,10 +1,12 @@
-"""The confirm dialog's four answers and the approver's queue, on a bare host app."""
+"""The confirm dialog's four answers and the approver's queue, on a bare host app
+(with a fake keystroke clock: the dialog takes only deliberate keys)."""
 
 from __future__ import annotations
 
 import asyncio
 
 import pytest
+from textual import events
 from textual.app import App
 from textual.widgets import Input, Static
 
@@ -14,7 +16,22 @@ from aistack_tui.tools.base import ToolCallDisplay
 from aistack_tui.tools.diffs import file_diff
 from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.screens.confirm import ConfirmScreen
-from tests.tui.conftest import screen_text
+from aistack_tui.tui.typing_guard import TypingGuard
+from tests.fakes.fake_clock import FakeClock
+from tests.tui.conftest import read_dialog, screen_text
+
+
+class Host(App[None]):
+    """A bare app with what a dialog asks of its host: a typing guard, a prompt (here a
+    list of what reached it)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.typing_guard = TypingGuard(FakeClock())
+        self.typed: list[str] = []
+
+    def type_ahead(self, event: events.Key | events.Paste) -> None:
+        self.typed.append(event.text if isinstance(event, events.Paste) else event.key)
 
 
 def edit_request(tool_id: str = "t1", rule: str | None = "Edit(./a.py)") -> ApprovalRequest:
@@ -30,12 +47,13 @@ def edit_request(tool_id: str = "t1", rule: str | None = "Edit(./a.py)") -> Appr
 
 async def ask(keys: list[str], request: ApprovalRequest | None = None,
               feedback: str = "") -> ApprovalDecision:
-    app: App[None] = App()
+    app = Host()
     async with app.run_test(size=(100, 30)) as pilot:
         approver = ScreenApprover(app)
         task = asyncio.create_task(approver.decide(request or edit_request()))
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
+        read_dialog(app)
         await pilot.press(*keys)
         if feedback:
             feedback_input = app.screen.query_one("#confirm-feedback", Input)
@@ -58,26 +76,29 @@ async def test_no_with_a_message_for_the_model() -> None:
 
 
 async def test_rule_answers_are_absent_without_a_suggested_rule() -> None:
-    app: App[None] = App()
+    app = Host()
     async with app.run_test(size=(100, 30)) as pilot:
         approver = ScreenApprover(app)
         task = asyncio.create_task(approver.decide(edit_request(rule=None)))
         await pilot.pause()
         options = str(app.screen.query_one("#confirm-options", Static).render())
         assert "save" not in options
+        read_dialog(app)
         await pilot.press("2")  # ignored: there is no rule to grant
         assert not task.done()
+        read_dialog(app)
         await pilot.press("n", "enter")
         assert (await asyncio.wait_for(task, 5)).kind == "reject"
 
 
 async def test_parallel_asks_queue_one_dialog_at_a_time() -> None:
-    app: App[None] = App()
+    app = Host()
     async with app.run_test(size=(100, 30)) as pilot:
         approver = ScreenApprover(app)
         first = asyncio.create_task(approver.decide(edit_request("a")))
         second = asyncio.create_task(approver.decide(edit_request("b")))
         await pilot.pause()
+        read_dialog(app)
         assert len([s for s in app.screen_stack if isinstance(s, ConfirmScreen)]) == 1
         assert isinstance(app.screen, ConfirmScreen)
         assert app.screen.request.tool_use_id == "a"
@@ -85,13 +106,14 @@ async def test_parallel_asks_queue_one_dialog_at_a_time() -> None:
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
         assert app.screen.request.tool_use_id == "b"
+        read_dialog(app)
         await pilot.press("escape")
         assert (await first).kind == "once"
         assert (await second).kind == "reject"
 
 
 async def test_dialog_shows_reason_and_diff_side_by_side_when_wide() -> None:
-    app: App[None] = App()
+    app = Host()
     async with app.run_test(size=(160, 40)) as pilot:
         task = asyncio.create_task(ScreenApprover(app).decide(edit_request()))
         await pilot.pause()
@@ -100,5 +122,6 @@ async def test_dialog_shows_reason_and_diff_side_by_side_when_wide() -> None:
         rows = [line for line in screen_text(app).splitlines() if "y = 2" in line]
         assert rows and "y = 3" in rows[0]  # old and new on the same row
         assert "+1 -1" in screen_text(app)
+        read_dialog(app)
         await pilot.press("escape")
         await task

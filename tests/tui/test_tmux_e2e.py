@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pytest
 
+from aistack_tui.tui.typing_guard import DIALOG_GRACE_S
+
 ROOT = Path(__file__).resolve().parents[2]
 AISTACK = Path(sys.executable).parent / "aistack"
 
@@ -97,6 +99,7 @@ def test_prompt_approve_edit_and_quit_in_tmux(
         _tmux("send-keys", "-t", session, "-l", "make f return 2")
         _tmux("send-keys", "-t", session, "Enter")
         wait_screen(session, lambda s: "Allow Edit" in s and "+    return 2" in s)
+        time.sleep(DIALOG_GRACE_S)  # read it: sooner, the key would go to the prompt
         _tmux("send-keys", "-t", session, "y")
         wait_screen(session, lambda s: "Done editing the file." in s)
         _tmux("send-keys", "-t", session, "C-c")

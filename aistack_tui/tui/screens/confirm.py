@@ -3,12 +3,14 @@
 Shows the tool, the engine's reason and warnings, and what will happen: an edit's diff
 (side by side when the terminal is wide) or a command. Four answers, each on a key:
 `1`/`y` yes once; `2` yes and don't ask again this session; `3` yes and save the rule to
-`.aistack/settings.local.json`; `4`/`n` no with an optional message for the model, `Esc`
-no without one.
+`.aistack/settings.local.json`; `4`/`n` no with a message for the model, and the agent
+goes on. `Esc` is no *and stop*, as in Claude Code: the call is denied and the turn ends.
+The dialog only takes deliberate keys (`GuardedModal`): it can open mid-sentence.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.console import Group
@@ -17,17 +19,25 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
+from aistack_tui.tui.screens.guarded import GuardedModal
 from aistack_tui.tui.widgets.diff_view import render_diff
 
 EDIT_TOOLS = ("Edit", "Write", "MultiEdit")
 
 
-class ConfirmScreen(ModalScreen[ApprovalDecision]):
-    """Ask whether one tool call may run; dismisses with an `ApprovalDecision`."""
+@dataclass(frozen=True, slots=True)
+class ConfirmAnswer:
+    """The user's decision, and whether they also stopped the turn (Esc)."""
+
+    decision: ApprovalDecision
+    stop_turn: bool = False
+
+
+class ConfirmScreen(GuardedModal[ConfirmAnswer]):
+    """Ask whether one tool call may run; dismisses with a `ConfirmAnswer`."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("1,y", "answer('once')", "Yes", show=False),
@@ -92,7 +102,9 @@ class ConfirmScreen(ModalScreen[ApprovalDecision]):
             text.append(" 3 ", style="bold reverse")
             text.append(f" Yes, and save {self.rule} to .aistack/settings.local.json\n")
         text.append(" 4 ", style="bold reverse")
-        text.append(" No, and tell the model what to do differently (n; Esc: just no)")
+        text.append(" No, and tell the model what to do differently (n)\n")
+        text.append(" Esc ", style="bold reverse")
+        text.append(" No, and stop")
         return text
 
     def action_answer(self, kind: str) -> None:
@@ -101,11 +113,11 @@ class ConfirmScreen(ModalScreen[ApprovalDecision]):
         if kind in ("session", "save") and not self.rule:
             return
         if kind == "once":
-            self.dismiss(ApprovalDecision("once"))
+            self.dismiss(ConfirmAnswer(ApprovalDecision("once")))
         elif kind == "session":
-            self.dismiss(ApprovalDecision("session"))
+            self.dismiss(ConfirmAnswer(ApprovalDecision("session")))
         elif kind == "save":
-            self.dismiss(ApprovalDecision("save"))
+            self.dismiss(ConfirmAnswer(ApprovalDecision("save")))
 
     def action_ask_feedback(self) -> None:
         feedback = self.query_one("#confirm-feedback", Input)
@@ -113,12 +125,18 @@ class ConfirmScreen(ModalScreen[ApprovalDecision]):
         feedback.focus()
 
     def action_reject(self) -> None:
+        """Esc: no, and stop the turn. In the message box it only closes the box, back
+        to the four answers, so a half-typed message is not taken for "stop"."""
         feedback = self.query_one("#confirm-feedback", Input)
-        self.dismiss(ApprovalDecision("reject", feedback.value.strip()))
+        if feedback.display:
+            feedback.display = False
+            self.set_focus(None)
+            return
+        self.dismiss(ConfirmAnswer(ApprovalDecision("reject"), stop_turn=True))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.dismiss(ApprovalDecision("reject", event.value.strip()))
+        self.dismiss(ConfirmAnswer(ApprovalDecision("reject", event.value.strip())))
 
 
 def _input_lines(tool_input: dict[str, object]) -> str:

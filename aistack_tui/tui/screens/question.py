@@ -3,7 +3,8 @@
 One small modal used by `/undo` and `/rewind` (force over files changed by hand), `/init`
 (write AGENTS.md) and the trust gate (`TrustScreen`: apply what this project's files ask
 for: MCP servers, hooks, allow rules and the other items of `trust_gate`?). It
-dismisses with True or False; `y`/`1` answers yes, `n`/`2`/Esc no.
+dismisses with True or False; `y`/`1` answers yes, `n`/`2`/Esc no. Like every dialog
+that can open while the user types, it takes only deliberate keys (`GuardedModal`).
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from aistack_tui.settings.trust import KIND_LABELS, TrustItem
+from aistack_tui.tui.screens.guarded import GuardedModal
 
 
-class QuestionScreen(ModalScreen[bool]):
+class QuestionScreen(GuardedModal[bool]):
     """A question with a body and two answers; dismisses with True for yes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [

@@ -113,6 +113,10 @@ class PromptInput(TextArea):
     def action_newline(self) -> None:
         self.insert("\n")
 
+    def type_text(self, text: str) -> None:
+        """Type `text` at the cursor as if keyed here (for keys a dialog passed on)."""
+        self._replace_via_keyboard(text, *self.selection)
+
     @property
     def showing_history(self) -> bool:
         """The prompt holds a recalled history entry, unedited."""
@@ -153,9 +157,13 @@ class PromptInput(TextArea):
         # default is prevented, which would insert the text a second time.
         event.stop()
         event.prevent_default()
+        self.paste(event.text)
+
+    def paste(self, text: str) -> None:
+        """Insert pasted `text` at the cursor, a large one as a chip."""
         if self.read_only:
             return
-        text = normalize_newlines(event.text)
+        text = normalize_newlines(text)
         lines = len(text.splitlines())
         if lines >= PASTE_CHIP_LINES or len(text) >= PASTE_CHIP_CHARS:
             label = f"[Pasted text #{len(self.chips) + 1} +{lines} lines]"
