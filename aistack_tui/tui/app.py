@@ -451,7 +451,7 @@ class AistackApp(App[int]):
             self.screen.clear_selection()
             return
         if self.screen is self.main and self.prompt.text:
-            self.prompt.load_text("")
+            self.prompt.clear_draft()  # Up brings it back
             return
         if self.busy:
             self._last_ctrl_c = 0.0

@@ -157,8 +157,8 @@ async def _help(app: CommandHost, args: str) -> None:
     for cmd in app.commands.all():
         lines.append(f"  /{cmd.name}{' ' + cmd.args if cmd.args else ''} — {cmd.help}")
     lines += [
-        "Keys: Enter send · Shift+Enter/Ctrl+J new line · Up/Down history · Ctrl+R search "
-        "history · Tab complete",
+        "Keys: Enter send · Shift+Enter/Ctrl+J/\\+Enter new line · Up/Down history · "
+        "Ctrl+R search history · Tab complete",
         "      Esc or Ctrl+C interrupt · Shift+Tab permission mode · Ctrl+C twice (idle) quit",
         "      PageUp/PageDown scroll · Home/End (empty prompt) top/bottom · mouse: select, "
         "Ctrl+C copies",

@@ -94,7 +94,17 @@ class MainScreen(Screen[None]):
         event.stop()
         event.prevent_default()
         prompt.focus()
-        prompt.insert(event.character)
+        prompt.type_text(event.character)
+
+    def on_paste(self, event: events.Paste) -> None:
+        """A paste while a card has the focus goes to the prompt too, not nowhere."""
+        if isinstance(self.focused, TextArea | Input):
+            return
+        event.stop()
+        event.prevent_default()
+        prompt = self.query_one(PromptInput)
+        prompt.focus()
+        prompt.paste(event.text)
 
     # --- submitting ---------------------------------------------------------------------
 

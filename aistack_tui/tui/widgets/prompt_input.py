@@ -1,10 +1,13 @@
-"""The multi-line prompt: Enter sends, Shift+Enter or Ctrl+J adds a line.
+"""The multi-line prompt: Enter sends, Shift+Enter, Ctrl+J or `\\`+Enter adds a line.
 
 Up/Down on the first/last line walk the history, which is persisted as JSON lines under
 `$AISTACK_HOME/prompt_history.jsonl`; a recalled entry is not "typing", so a recalled
 `/command` opens no completion menu (which would take the next Up/Down) until it is
 edited. A large paste collapses into a chip
-(`[Pasted text #1 +42 lines]`) whose full text is restored on send. Completion of
+(`[Pasted text #1 +42 lines]`) whose full text is restored on send; the chip is one
+piece: a deletion that touches it (Backspace right after it) takes the whole chip, and
+typing inside it types after it, so no chip is ever half a label with its text gone.
+A draft cleared with Ctrl+C stays recallable with Up for the session. Completion of
 `/commands` and `@paths` is driven by the screen, which owns the suggestion list; this
 widget only reports what is being typed and accepts a chosen value.
 """
@@ -19,6 +22,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.widgets.text_area import EditResult, Location
 
 from aistack_tui.session.history import append_history, read_history
 
@@ -38,6 +42,12 @@ class PromptHistory:
             return
         self.items.append(text)
         append_history(self.path, text)
+
+    def stash(self, text: str) -> None:
+        """Keep a cleared draft recallable with Up in this session (not written out:
+        it was never sent)."""
+        if text.strip() and (not self.items or self.items[-1] != text):
+            self.items.append(text)
 
 
 def normalize_newlines(text: str) -> str:
@@ -80,6 +90,8 @@ class PromptInput(TextArea):
         self._history_pos: int | None = None
         self._draft = ""
         self.chips: list[PasteChip] = []
+        """Chips pasted since the last send; a chip whose label was deleted stays here
+        (unused), so Ctrl+Z bringing the label back brings its text back too."""
         self.completing = False
         """Set by the screen while its suggestion list is showing."""
 
@@ -94,6 +106,12 @@ class PromptInput(TextArea):
         if event.key == "enter":
             event.stop()
             event.prevent_default()
+            if self._backslash_before_cursor():
+                # `\` + Enter: a new line, as in Claude Code and Gemini CLI (terminals
+                # where Shift+Enter arrives as plain Enter).
+                row, col = self.cursor_location
+                self.replace("\n", (row, col - 1), (row, col))
+                return
             self.submit()
             return
         if event.key == "up" and self.cursor_location[0] == 0 and self.prompt_history.items:
@@ -113,9 +131,23 @@ class PromptInput(TextArea):
     def action_newline(self) -> None:
         self.insert("\n")
 
+    def _backslash_before_cursor(self) -> bool:
+        if not self.selection.is_empty:
+            return False
+        row, col = self.cursor_location
+        return col > 0 and self.document.get_line(row)[col - 1] == "\\"
+
     def type_text(self, text: str) -> None:
         """Type `text` at the cursor as if keyed here (for keys a dialog passed on)."""
         self._replace_via_keyboard(text, *self.selection)
+
+    def clear_draft(self) -> None:
+        """Ctrl+C on a draft: empty the prompt, keeping the text (chips expanded) for Up."""
+        self.prompt_history.stash(self.expanded_text())
+        self._history_pos = None
+        self._draft = ""
+        self.chips = []
+        self.load_text("")
 
     @property
     def showing_history(self) -> bool:
@@ -169,14 +201,45 @@ class PromptInput(TextArea):
             label = f"[Pasted text #{len(self.chips) + 1} +{lines} lines]"
             self.chips.append(PasteChip(label, text))
             text = label
-        result = self.replace(text, *self.selection)
-        self.move_cursor(result.end_location)
+        result = self._replace_via_keyboard(text, *self.selection)
+        if result is not None:
+            self.move_cursor(result.end_location)
 
     def expanded_text(self) -> str:
         text = self.text
         for chip in self.chips:
             text = text.replace(chip.label, chip.text)
         return text
+
+    def _chip_spans(self) -> list[tuple[int, int]]:
+        """Where the chips' labels are, as (start, end) offsets into the text."""
+        text = self.text
+        spans: list[tuple[int, int]] = []
+        for chip in self.chips:
+            start = text.find(chip.label)
+            if start >= 0:
+                spans.append((start, start + len(chip.label)))
+        return spans
+
+    def _around_chips(self, start: Location, end: Location) -> tuple[Location, Location]:
+        """Widen the range `start`..`end` to whole chips: a deletion or replacement that
+        touches a chip takes all of it; an insertion inside one moves after it."""
+        text = self.text
+        a, b = sorted((_index(text, start), _index(text, end)))
+        for first, last in self._chip_spans():
+            if a == b and first < a < last:
+                a = b = last
+            elif a != b and first < b and a < last:
+                a, b = min(a, first), max(b, last)
+        return _location(text, a), _location(text, b)
+
+    def _delete_via_keyboard(self, start: Location, end: Location) -> EditResult | None:
+        return super()._delete_via_keyboard(*self._around_chips(start, end))
+
+    def _replace_via_keyboard(
+        self, insert: str, start: Location, end: Location
+    ) -> EditResult | None:
+        return super()._replace_via_keyboard(insert, *self._around_chips(start, end))
 
     # --- sending ------------------------------------------------------------------------
 
@@ -202,3 +265,14 @@ class PromptInput(TextArea):
         row, col = self.cursor_location
         start = (row, max(0, col - token_length))
         self.replace(value, start, (row, col))
+
+
+def _index(text: str, location: Location) -> int:
+    row, col = location
+    lines = text.split("\n")
+    return sum(len(line) + 1 for line in lines[:row]) + col
+
+
+def _location(text: str, index: int) -> Location:
+    before = text[:index]
+    return before.count("\n"), index - (before.rfind("\n") + 1)
