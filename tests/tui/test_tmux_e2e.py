@@ -1,7 +1,9 @@
 """End to end in a real terminal: `aistack` in tmux against the fake LLM server process.
 
 Type a prompt, approve the edit with `y`, see the answer, quit with Ctrl+C twice, find
-the file changed on disk and the session's resume command printed on the terminal.
+the file changed on disk and the session's resume command printed on the terminal. And
+type a sentence full of `y` and `n` while a tool dialog opens: the dialog takes none of
+it, the sentence stays in the prompt (issue 22 item 1).
 """
 
 from __future__ import annotations
@@ -34,19 +36,24 @@ def _tmux(*args: str) -> str:
     return done.stdout
 
 
+EDIT_SCRIPT = [
+    {"tool_calls": [{"name": "Read", "input": {"file_path": "a.py"}}]},
+    {"text": "Changing it.", "tool_calls": [{"name": "Edit", "input": {
+        "file_path": "a.py", "old_string": "return 1", "new_string": "return 2"}}]},
+    {"text": "Done editing the file."},
+]
+
+
 @pytest.fixture
-def fake_server_process(tmp_path: Path) -> Iterator[int]:
+def fake_server_process(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[int]:
+    """The fake LLM server in its own process, on the script the test is parametrized
+    with (`EDIT_SCRIPT` by default); its requests are logged to `requests.jsonl`."""
     script = tmp_path / "script.json"
-    script.write_text(json.dumps([
-        {"tool_calls": [{"name": "Read", "input": {"file_path": "a.py"}}]},
-        {"text": "Changing it.", "tool_calls": [{"name": "Edit", "input": {
-            "file_path": "a.py", "old_string": "return 1", "new_string": "return 2"}}]},
-        {"text": "Done editing the file."},
-    ]))
+    script.write_text(json.dumps(getattr(request, "param", EDIT_SCRIPT)))
     port_file = tmp_path / "port"
     proc = subprocess.Popen(
         [sys.executable, "-m", "tests.fakes.fake_llm", "--script", str(script),
-         "--port-file", str(port_file)],
+         "--port-file", str(port_file), "--requests-log", str(tmp_path / "requests.jsonl")],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
     try:
@@ -72,21 +79,18 @@ def wait_screen(session: str, check: Callable[[str], bool], timeout: float = 20)
     raise AssertionError(f"timed out; the screen was:\n{screen}")
 
 
-def test_prompt_approve_edit_and_quit_in_tmux(
-    git_repo: Path, aistack_home: Path, fake_server_process: int
-) -> None:
-    (git_repo / "a.py").write_text("def f():\n    return 1\n")
+def start_aistack(git_repo: Path, aistack_home: Path, port: int, exit_file: Path) -> str:
+    """`aistack` in a new 100x30 tmux session in `git_repo`; returns the session name."""
     session = f"aistack-e2e-{uuid.uuid4().hex[:8]}"
     env = {
         "AISTACK_HOME": str(aistack_home),
-        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{fake_server_process}",
+        "ANTHROPIC_BASE_URL": f"http://127.0.0.1:{port}",
         "ANTHROPIC_API_KEY": "fake-key",
         "HOME": os.environ["HOME"],
         "PATH": os.environ.get("PATH", ""),
         "TERM": "xterm-256color",
         "LANG": "C.UTF-8",
     }
-    exit_file = git_repo.parent / "exit-code"
     command = (
         " ".join(f"{k}='{v}'" for k, v in env.items())
         + f" '{AISTACK}' --model anthropic/claude-sonnet-4-6; echo $? > '{exit_file}'"
@@ -94,6 +98,15 @@ def test_prompt_approve_edit_and_quit_in_tmux(
     )
     _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", "-c", str(git_repo),
           "env -i bash --norc -c " + _quote(command))
+    return session
+
+
+def test_prompt_approve_edit_and_quit_in_tmux(
+    git_repo: Path, aistack_home: Path, fake_server_process: int
+) -> None:
+    (git_repo / "a.py").write_text("def f():\n    return 1\n")
+    exit_file = git_repo.parent / "exit-code"
+    session = start_aistack(git_repo, aistack_home, fake_server_process, exit_file)
     try:
         wait_screen(session, lambda s: "claude-sonnet-4-6" in s and "starting" not in s)
         _tmux("send-keys", "-t", session, "-l", "make f return 2")
@@ -114,6 +127,81 @@ def test_prompt_approve_edit_and_quit_in_tmux(
     finally:
         _tmux("kill-session", "-t", session)
     assert (git_repo / "a.py").read_text() == "def f():\n    return 2\n"
+
+
+SLOW_WRITE = [
+    # Streamed slowly, so the Write dialog opens while the user is still typing.
+    {"text": "Let me write that file for you now.", "chunk_size": 3, "delay": 0.08,
+     "tool_calls": [{"name": "Write", "input": {"file_path": "b.py", "content": "b = 1\n"}}]},
+    {"text": "Wrote b.py."},
+]
+KEY_GAP_S = 0.06  # a brisk typist: every key inside one burst
+
+
+def type_slowly(session: str, text: str) -> None:
+    for char in text:
+        _tmux("send-keys", "-t", session, "-l", char)
+        time.sleep(KEY_GAP_S)
+
+
+def prompt_box(screen: str) -> str:
+    """The text inside the prompt's box (the last box on the screen), wrapped lines joined."""
+    lines = screen.splitlines()
+    top = max(i for i, line in enumerate(lines) if line.lstrip().startswith("╭"))
+    inside = []
+    for line in lines[top + 1:]:
+        if line.lstrip().startswith("╰"):
+            break
+        inside.append(line.strip().strip("│"))
+    return " ".join(inside)
+
+
+def squeeze(text: str) -> str:
+    return "".join(text.split())
+
+
+def dialog_open(session: str) -> bool:
+    return "Allow Create b.py" in _tmux("capture-pane", "-p", "-t", session)
+
+
+@pytest.mark.parametrize("fake_server_process", [SLOW_WRITE], indirect=True)
+def test_a_sentence_typed_while_a_dialog_opens_stays_in_the_prompt(
+    git_repo: Path, aistack_home: Path, fake_server_process: int, tmp_path: Path
+) -> None:
+    exit_file = git_repo.parent / "exit-code"
+    session = start_aistack(git_repo, aistack_home, fake_server_process, exit_file)
+    try:
+        wait_screen(session, lambda s: "claude-sonnet-4-6" in s and "starting" not in s)
+        _tmux("send-keys", "-t", session, "-l", "write b.py")
+        _tmux("send-keys", "-t", session, "Enter")
+        # Keep typing (no y or n yet) until the dialog is up, as a user does who does
+        # not watch the screen; then the rest, full of y and n.
+        typed = "also please keep the"
+        type_slowly(session, typed)
+        deadline = time.monotonic() + 20
+        while not dialog_open(session):
+            assert time.monotonic() < deadline, _tmux("capture-pane", "-p", "-t", session)
+            type_slowly(session, " so")
+            typed += " so"
+        rest = " style consistent, and why not"
+        type_slowly(session, rest)
+        typed += rest
+        time.sleep(0.5)
+        screen = _tmux("capture-pane", "-p", "-t", session)
+        assert "Allow Create b.py" in screen, "a typed letter answered the dialog"
+        assert squeeze(typed) in squeeze(prompt_box(screen)), screen  # behind the dialog
+        assert not (git_repo / "b.py").exists()
+        requests = (tmp_path / "requests.jsonl").read_text().splitlines()
+        model_requests = [r for r in requests if "/v1/messages" in r]
+        assert len(model_requests) == 1  # nothing answered the call: the model waits
+        # A deliberate answer, once the dialog has been read.
+        time.sleep(DIALOG_GRACE_S)
+        _tmux("send-keys", "-t", session, "y")
+        screen = wait_screen(session, lambda s: "Wrote b.py." in s)
+        assert squeeze(typed) in squeeze(prompt_box(screen))
+    finally:
+        _tmux("kill-session", "-t", session)
+    assert (git_repo / "b.py").read_text() == "b = 1\n"
 
 
 def _quote(text: str) -> str:
