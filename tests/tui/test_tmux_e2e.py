@@ -204,5 +204,39 @@ def test_a_sentence_typed_while_a_dialog_opens_stays_in_the_prompt(
     assert (git_repo / "b.py").read_text() == "b = 1\n"
 
 
+READ_NOTES = [
+    {"tool_calls": [{"name": "Read", "input": {"file_path": "notes.txt"}}]},
+    {"text": "Read them."},
+]
+
+
+def click(session: str, row: int, column: int = 10) -> None:
+    """A left click as the terminal reports it (SGR mouse: press, then release)."""
+    _tmux("send-keys", "-t", session, "-l", f"\x1b[<0;{column};{row}M")
+    time.sleep(0.05)
+    _tmux("send-keys", "-t", session, "-l", f"\x1b[<0;{column};{row}m")
+
+
+@pytest.mark.parametrize("fake_server_process", [READ_NOTES], indirect=True)
+def test_a_clicked_tool_card_shows_its_body(
+    git_repo: Path, aistack_home: Path, fake_server_process: int
+) -> None:
+    # Issue 22 item 6: in a real terminal the click opened the card but painted nothing
+    # until a resize (a Pilot click did not show it).
+    (git_repo / "notes.txt").write_text("note line 1\nnote line 2\nnote line 3\n")
+    session = start_aistack(git_repo, aistack_home, fake_server_process,
+                            git_repo.parent / "exit-code")
+    try:
+        wait_screen(session, lambda s: "claude-sonnet-4-6" in s and "starting" not in s)
+        _tmux("send-keys", "-t", session, "-l", "read the notes")
+        _tmux("send-keys", "-t", session, "Enter")
+        screen = wait_screen(session, lambda s: "Read them." in s)
+        row = next(i for i, line in enumerate(screen.splitlines(), 1) if "✓ Read" in line)
+        click(session, row)
+        wait_screen(session, lambda s: "note line 3" in s, timeout=5)
+    finally:
+        _tmux("kill-session", "-t", session)
+
+
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"

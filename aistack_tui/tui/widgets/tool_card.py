@@ -218,7 +218,10 @@ class ToolCard(Widget, can_focus=True):
         event.stop()
         if self.text_selection is not None:
             return  # the end of a drag that selected text, not a click
-        self.action_toggle_output()
+        # After the refresh the click's focus change causes: toggled within the mouse
+        # event, a real terminal marked the card open but its new height was never laid
+        # out (nothing painted until a resize).
+        self.call_after_refresh(self.action_toggle_output)
 
     def on_focus(self) -> None:
         self.refresh()
