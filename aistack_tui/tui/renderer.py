@@ -43,6 +43,8 @@ SHELL_NOTE = re.compile(
     r'<user-shell-output exit_code="(?P<code>-?\d+)">\n(?P<output>.*)\n</user-shell-output>',
     re.DOTALL,
 )
+BASH_FAILED = re.compile(r"\n\nExit code: -?[1-9]\d*\Z")
+"""The end of a Bash result whose command exited non-zero (`tools/bash.py`)."""
 HOOK_BLOCK_PREFIX = "Blocked by a PreToolUse hook:"
 DENIED_PREFIX = "Permission denied: "
 """How the tool runner answers the model for a denied call."""
@@ -468,6 +470,10 @@ def _settle(entry: ToolEntry, result: lt.ToolResultBlock, duration: float) -> No
     elif result.is_error:
         entry.state = "failed"
         entry.note = _first_line(text)
+    elif entry.name == "Bash" and BASH_FAILED.search(text):
+        # The model reads a failing command's output as any other (not an error), but
+        # a card saying "✓ npm run test (exit 254)" would tell the user it passed.
+        entry.state = "failed"
     else:
         entry.state = "done"
 
