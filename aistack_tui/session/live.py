@@ -377,6 +377,26 @@ class LiveSession:
         except Exception:  # a broken catalogue must not take the picker down
             return [self.model]
 
+    async def model_catalogue(self) -> list[str]:
+        """`available_models` off the event loop, on a thread of its own: the first call
+        imports SDK modules (seconds), and the default executor may be busy indexing."""
+        from aistack_tui.storage.disposable_thread import run_disposable
+
+        return await run_disposable(self.available_models, "model-catalogue")
+
+    async def refresh_model_listings(self, timeout: float) -> dict[str, str]:
+        """Ask the models endpoints whose cached answer is missing or stale (the one at
+        start-up failed, or is old) again now; returns what went wrong, by provider.
+        `available_models` then includes what they answered."""
+        from aistack_tui.llm.models_endpoint import refresh
+        from aistack_tui.session.providers import provider_configs
+
+        try:
+            configs = provider_configs(self.config, self.model)
+        except Exception as e:  # a broken provider entry: say so, keep the picker
+            return {"settings": str(e)}
+        return await refresh(configs, self.config.home, timeout=timeout)
+
     # --- permissions ---------------------------------------------------------------------
 
     def permission_rules(self) -> list[RuleView]:

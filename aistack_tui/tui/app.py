@@ -54,6 +54,8 @@ from aistack_tui.tui.widgets.todo_panel import TodoPanel
 from aistack_tui.tui.widgets.welcome import WelcomeHeader
 
 QUIT_WINDOW_S = 2.0
+MODELS_ENDPOINT_TIMEOUT_S = 8.0
+"""How long the model picker waits for a models endpoint before saying it failed."""
 SHELL_TIMEOUT_S = 120.0
 HANG_UP_GRACE_S = 1.0
 """How long a closed terminal waits for the turn to stop by itself."""
@@ -105,6 +107,8 @@ class AistackApp(App[int]):
         """Printed after the app has left the screen: the session and how to resume it."""
         self.welcome = WelcomeHeader(config.project_root)
         self._command: Worker[None] | None = None
+        self._catalogue: list[str] | None = None
+        """The offline model list for /model, built in the background after start."""
         self._mcp_seen: dict[str, str] = {}
         if config.trust_prompt is None:
             config.trust_prompt = self.ask_trust
@@ -222,6 +226,7 @@ class AistackApp(App[int]):
         # exempt it from garbage collection, or every full collection walks it and stalls
         # a frame for 100 ms and more while an answer streams.
         gc.freeze()
+        self._warm_catalogue()
         if self.config.resume == "":
             self.open_session_picker()
         prompts, self._pending_prompts = self._pending_prompts, []
@@ -328,15 +333,35 @@ class AistackApp(App[int]):
     @work(group="picker")
     async def _pick_model(self) -> None:
         session = self.require_session()
-        # The catalogue imports SDK modules (Google's is large) and reads caches: build it
-        # in a thread, with the picker already open on the current model.
-        picker = ModelPickerScreen([], session.model, loading=True)
+        # Open at once on the offline catalogue (built in the background after start);
+        # the models endpoints' answer is merged when (if) it comes.
+        catalogue = self._catalogue
+        picker = ModelPickerScreen(catalogue or [], session.model, loading=catalogue is None)
         answer = self.push_screen(picker, wait_for_dismiss=True)
-        picker.set_models(await asyncio.to_thread(session.available_models))
+        filling = self.run_worker(self._fill_model_picker(picker), group="picker-fill")
         chosen = await answer
+        filling.cancel()
         if chosen and chosen != session.model:
             await self.switch_model(chosen)
         self.prompt.focus()
+
+    async def _fill_model_picker(self, picker: ModelPickerScreen) -> None:
+        session = self.require_session()
+        asked = asyncio.create_task(session.refresh_model_listings(MODELS_ENDPOINT_TIMEOUT_S))
+        if self._catalogue is None:
+            self._catalogue = await session.model_catalogue()
+            picker.set_models(self._catalogue)
+        if not asked.done():
+            picker.set_note("Asking the models endpoint for the newest list…")
+        errors = await asked
+        self._catalogue = await session.model_catalogue()
+        picker.set_models(self._catalogue)
+        picker.set_note(models_endpoint_note(errors))
+
+    @work(group="catalogue", exit_on_error=False)
+    async def _warm_catalogue(self) -> None:
+        """Build the offline model list once the session is up, so /model opens on it."""
+        self._catalogue = await self.require_session().model_catalogue()
 
     # --- input --------------------------------------------------------------------------
 
@@ -556,3 +581,11 @@ def run_tui(config: RunConfig, initial_prompt: str | None) -> int:
     if isinstance(code, int):
         return code
     return app.return_code or 0
+
+
+def models_endpoint_note(errors: dict[str, str]) -> str:
+    """The picker's one line when a models endpoint failed ("" when none did)."""
+    if not errors:
+        return ""
+    failed = "; ".join(f"{name}: {why}" for name, why in errors.items())
+    return f"Models endpoint failed ({failed[:120]}): showing the offline list."

@@ -82,6 +82,10 @@ class FakeLLMServer:
         """Replace what one format's models endpoint lists (entries in its wire shape)."""
         self._app.catalogues[provider] = entries
 
+    def set_models_answer(self, *, delay: float = 0.0, status: int | None = None) -> None:
+        """Make Anthropic's models endpoint slow (`delay` seconds) or fail (`status`)."""
+        self._app.models_delay, self._app.models_status = delay, status
+
     def reset(self) -> None:
         """Forget queued turns and recorded requests, so one running server can serve
         many tests (starting and stopping uvicorn costs ~0.15 s each); the models

@@ -298,6 +298,9 @@ class FakeLLMApp:
     def __init__(self, script: Script, models: list[str] | None = None) -> None:
         self.script = script
         self.catalogues: dict[str, list[dict[str, Any]]] = {}
+        self.models_delay = 0.0
+        self.models_status: int | None = None
+        """Anthropic's models endpoint answers after `models_delay` s, with this error."""
         self.reset_catalogues(models)
         self.app = Starlette(routes=[
             Route("/v1/messages", self.anthropic_messages, methods=["POST"]),
@@ -313,6 +316,7 @@ class FakeLLMApp:
         """What the models endpoints list, by format: the recorded answers, or minimal
         entries for the given ids."""
         self.catalogues = recorded_catalogues() if models is None else catalogues_from_ids(models)
+        self.models_delay, self.models_status = 0.0, None
 
     async def _record(self, fmt: Provider, request: Request) -> tuple[RecordedRequest, Plan | None]:
         raw = await request.body()
@@ -416,6 +420,10 @@ class FakeLLMApp:
         """Pages as the API does: `limit` (default 20), `after_id` / `before_id` cursors,
         `has_more`, `first_id`, `last_id`."""
         rec, problem = await self._record("anthropic", request)
+        if self.models_delay:
+            await asyncio.sleep(self.models_delay)
+        if problem is None and self.models_status is not None:
+            problem = error_plan("anthropic", self.models_status)
         if problem is not None:
             return self._reply(rec, problem)
         models = self.catalogues["anthropic"]

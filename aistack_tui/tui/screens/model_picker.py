@@ -4,7 +4,8 @@ Dismisses with the chosen model string, or None on Esc. The list is what the cal
 passes (the current model first, then the catalogue's), so this screen has no knowledge
 of providers. Building the catalogue can take a second (it imports SDK modules), so the
 caller may open the screen with the current model only and `set_models` when the list is
-ready; the screen is usable meanwhile.
+ready, and again when a models endpoint has answered; the screen is usable meanwhile.
+`set_note` shows one line under the title (what is being asked, or what failed).
 """
 
 from __future__ import annotations
@@ -32,11 +33,13 @@ class ModelPickerScreen(ModalScreen[str | None]):
         self.loading = loading
         self._shown = False
         self._composed: tuple[list[str], bool] = ([], False)
+        self.note = ""
 
     def compose(self) -> ComposeResult:
         self._composed = (list(self.models), self.loading)
         with Vertical(classes="picker"):
             yield Static(self._title(), classes="picker-title", id="model-title")
+            yield Static(self.note, id="model-note")
             yield Input(placeholder="or type provider/model", id="model-input")
             yield OptionList(
                 *[Option(self._label(m), id=m) for m in self.models], id="model-list"
@@ -53,6 +56,17 @@ class ModelPickerScreen(ModalScreen[str | None]):
         self.loading = False
         if self._shown:
             self._show_models()
+
+    def set_note(self, text: str) -> None:
+        """One line under the title; "" hides it. Safe before the screen is mounted."""
+        self.note = text
+        if self._shown:
+            self._show_note()
+
+    def _show_note(self) -> None:
+        note = self.query_one("#model-note", Static)
+        note.update(Text(self.note, style="dim italic"))
+        note.display = bool(self.note)
 
     def _show_models(self) -> None:
         self.query_one("#model-title", Static).update(self._title())
@@ -72,6 +86,7 @@ class ModelPickerScreen(ModalScreen[str | None]):
         self._shown = True
         if self._composed != (self.models, self.loading):  # the list came while composing
             self._show_models()
+        self._show_note()
         self.query_one("#model-list", OptionList).focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
