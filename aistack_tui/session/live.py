@@ -709,6 +709,7 @@ class LiveSession:
         self.info = await self.store.create(self.config.project_root, self.model)
         self.agent.messages = []
         self.agent.clear_model_notes()
+        self.agent.last_context_tokens = 0  # `ctx %` is of the conversation left behind
         if hooks is not None:
             hooks.session_id = self.info.id
             hooks.transcript_path = self.config.home / "transcripts" / f"{self.info.id}.jsonl"
@@ -727,6 +728,17 @@ class LiveSession:
         self.info = info
         self.agent.messages = start_from_last_summary(await self.store.messages(info.id))
         self.agent.clear_model_notes()
+        self.agent.last_context_tokens = self._estimated_context()
+
+    def _estimated_context(self) -> int:
+        """What the next request will hold, until it reports the real count: the system
+        prompt and the messages, estimated (so `ctx %` is known right after a resume)."""
+        from aistack_tui.llm.tokens import estimate_message_tokens, estimate_tokens
+
+        agent = self.agent
+        return estimate_tokens(agent.system_prompt) + sum(
+            estimate_message_tokens(m) for m in agent.messages
+        )
 
     async def list_sessions(self) -> list[SessionInfo]:
         return await self.store.list(self.config.project_root)

@@ -49,7 +49,7 @@ from aistack_tui.tui.typing_guard import Clock, TypingGuard
 from aistack_tui.tui.widgets.conversation import DEFAULT_WINDOW, Conversation
 from aistack_tui.tui.widgets.entries import ShellEntry
 from aistack_tui.tui.widgets.prompt_input import PromptHistory, PromptInput
-from aistack_tui.tui.widgets.status_bar import StatusBar
+from aistack_tui.tui.widgets.status_bar import STARTING, StatusBar
 from aistack_tui.tui.widgets.todo_panel import TodoPanel
 from aistack_tui.tui.widgets.welcome import WelcomeHeader
 
@@ -155,7 +155,7 @@ class AistackApp(App[int]):
         conversation = self.conversation
         conversation.mount(self.welcome, before=0 if conversation.children else None)
         self.status.set_mode(self.config.permission_mode)
-        self.status.set_busy("starting")
+        self.status.set_busy(STARTING)
         self.start_session()
 
     # --- session lifecycle --------------------------------------------------------------
@@ -187,7 +187,7 @@ class AistackApp(App[int]):
             save_credential(self.config.home, choice.provider, choice.api_key)
         if choice.model:
             self.config.model = f"{choice.provider}/{choice.model}"
-        self.status.set_busy("starting")
+        self.status.set_busy(STARTING)
         self.start_session()
 
     async def ask_trust(self, items: list[TrustItem]) -> bool:
@@ -196,7 +196,7 @@ class AistackApp(App[int]):
         try:
             return await ask(self, TrustScreen(items))
         finally:
-            self.status.set_busy("starting")
+            self.status.set_busy(STARTING)
 
     async def _session_ready(self) -> None:
         session = self.require_session()
@@ -283,8 +283,10 @@ class AistackApp(App[int]):
         if self.busy:
             await self.notice("Wait for the agent to finish (or press Esc) first.", "warning")
             return
-        await self.require_session().new_conversation()
+        session = self.require_session()
+        await session.new_conversation()
         await self.conversation.clear()
+        self.status.set_context(session.context_tokens, session.context_window)
         self.main.query_one(TodoPanel).set_todos([])
         await self.notice("Started a new conversation.")
 
@@ -311,6 +313,7 @@ class AistackApp(App[int]):
             await self.notice(f"Cannot switch to {model_string}: {e}", "error")
             return
         self.status.set_model(session.model)
+        self.welcome.set_model(session.model)
         # The same tokens fill another share of the new model's window.
         self.status.set_context(session.context_tokens, session.context_window)
         await self.notice(f"Switched to {session.model}.")

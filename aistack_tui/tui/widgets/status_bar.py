@@ -23,6 +23,8 @@ from textual.theme import Theme
 from textual.timer import Timer
 from textual.widgets import Static
 
+STARTING = "starting…"
+"""The state while the session opens (the model is not known yet, so none is shown)."""
 MODE_LABELS = {
     "default": "default",
     "acceptEdits": "accept edits",
@@ -103,9 +105,10 @@ def _fields(s: StatusState, styles: dict[str, str]) -> list[_Field]:
     mode_text = MODE_TEXTS.get(s.mode, f"⏵ {s.mode}")
     fields.append(_Field([mode_text], styles.get(s.mode, "bold"), 80, "  "))
     fields.append(_Field(["(shift+tab)"], "dim", 10, " "))
-    model = s.model or "no model"
-    shorter = [model, model.split("/", 1)[-1], model.rsplit("/", 1)[-1]]
-    fields.append(_Field(list(dict.fromkeys(shorter)), "bold", 40))
+    if s.model or s.busy != STARTING:  # while the session opens, "● starting…" says it
+        model = s.model or "no model"
+        shorter = [model, model.split("/", 1)[-1], model.rsplit("/", 1)[-1]]
+        fields.append(_Field(list(dict.fromkeys(shorter)), "bold", 40))
     if s.tokens:
         fields.append(_Field([f"{format_tokens(s.tokens)} tok"], "", 20))
     if s.context_window:

@@ -1,0 +1,51 @@
+"""What the status line and header say is true (issue 22 item 9): "starting…" while the
+session opens (not "no model"), the header's model after /model, `ctx %` of the new
+conversation after /clear and of the resumed one after a resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.fakes.fake_llm import Turn
+from tests.tui.conftest import screen_text, wait_for
+from tests.tui.test_app import answered, type_and_send
+from tests.tui.test_session_commands import notices
+
+
+async def test_the_status_line_says_starting_while_the_session_opens(
+    make_app, aistack_home: Path
+) -> None:
+    # A SessionStart hook holds the start open, as a slow SDK import does.
+    (aistack_home / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [
+        {"hooks": [{"type": "command", "command": "sleep 1"}]}]}}))
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause(0.3)
+        assert app.session is None
+        status = screen_text(app).splitlines()[-1]
+        assert "starting…" in status and "no model" not in status
+        await wait_for(pilot, lambda: app.session is not None and not app.status.state.busy)
+        assert "claude-sonnet-4-6" in screen_text(app).splitlines()[-1]
+
+
+async def test_header_and_ctx_are_current_after_model_switch_clear_and_resume(
+    make_app
+) -> None:
+    app = make_app(Turn(text="Hello there. " * 50))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session is not None)
+        await type_and_send(pilot, "hi")
+        await wait_for(pilot, lambda: answered(app, "Hello there. " * 50))
+        assert app.status.state.context_tokens > 0
+        first = app.session.session_id
+        await type_and_send(pilot, "/model anthropic/claude-opus-4-1")
+        await wait_for(pilot, lambda: any("Switched to" in n for n in notices(app)))
+        assert "model anthropic/claude-opus-4-1" in screen_text(app)  # the header
+        await type_and_send(pilot, "/clear")
+        await wait_for(pilot, lambda: any("new conversation" in n for n in notices(app)))
+        assert app.status.state.context_tokens == 0
+        assert "ctx 0%" in screen_text(app).splitlines()[-1]
+        await app.resume_session(first)
+        await pilot.pause()
+        assert app.status.state.context_tokens > 0  # estimated until the next request
