@@ -644,14 +644,31 @@ class LiveSession:
         return self.checkpoints.list_turns(self.session_id) if self.checkpoints else []
 
     async def undo(self, *, force: bool = False) -> UndoResult:
-        """Restore the files the last turn changed. The model is told with the next prompt
-        (the note is for the model only; no front end shows it)."""
+        """Restore the files of the last turn that changed any. The model is told with the
+        next prompt (the note is for the model only; no front end shows it).
+
+        A later turn that only *could* have changed files (it ran a command, or an edit
+        that failed) is recorded too; it is undone on the way, as it changed nothing,
+        so a follow-up question never turns /undo into "0 files restored"."""
         if self.checkpoints is None:
             raise ConfigError("checkpoints are off (settings `checkpoints`)")
-        result = await self.checkpoints.undo_last(self.session_id, force=force)
-        if result.ok:
+        while True:
+            turns = self.checkpoints.list_turns(self.session_id)
+            result = await self.checkpoints.undo_last(self.session_id, force=force)
+            if not result.ok or result.restored or result.removed or len(turns) <= 1:
+                break
+        if result.ok and not (result.restored or result.removed):
+            result.message = "nothing to undo: no turn of this session changed files"
+        elif result.ok:
+            turn = turns[-1]
+            result.message = (
+                f"undid turn {len(turns)} ({turn.label}): {len(result.restored)} file(s) "
+                f"restored, {len(result.removed)} removed"
+                + (f", {len(result.conflicts)} overwritten by force" if result.conflicts else "")
+            )
             self.agent.add_model_note(
-                "<user-undo>The user undid the file changes of your last turn; files "
+                f"<user-undo>The user undid the file changes of your turn for the prompt "
+                f"“{turn.label}”; files "
                 f"restored: {', '.join(result.restored) or 'none'}; removed: "
                 f"{', '.join(result.removed) or 'none'}.</user-undo>"
             )

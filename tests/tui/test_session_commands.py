@@ -7,6 +7,7 @@ from pathlib import Path
 
 from aistack_tui.agent.compaction import SUMMARY_KIND
 from aistack_tui.llm import types as lt
+from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.screens.question import QuestionScreen
 from aistack_tui.tui.widgets.entries import NoticeEntry, UserEntry
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
@@ -136,6 +137,35 @@ def write_turn(path: str, content: str, text: str) -> list[Turn]:
             Turn(text=text)]
 
 
+async def test_undo_skips_a_later_turn_that_changed_no_file_and_says_which_it_undid(
+    make_app, git_repo: Path, fake_llm: FakeLLMServer
+) -> None:
+    # Issue 22 item 10: a follow-up whose command wrote nothing is recorded as a turn
+    # too; /undo said "0 file(s) restored" and still told the model it was undone.
+    (git_repo / "a.py").write_text("old\n")
+    app = make_app(Turn(tool_calls=[ToolCall("Read", {"file_path": "a.py"})]),
+                   *write_turn("a.py", "new\n", "Written."),
+                   Turn(tool_calls=[ToolCall("Bash", {"command": "python3 -c pass"})]),
+                   Turn(text="It checks out."), Turn(text="Noted."),
+                   permission_mode="acceptEdits")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        await type_and_send(pilot, "change a.py")
+        await wait_for(pilot, lambda: answered(app, "Written."))
+        await type_and_send(pilot, "does it still run?")
+        await wait_for_screen(pilot, ConfirmScreen)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: answered(app, "It checks out."))
+        assert len(app.session.checkpoint_turns()) == 2
+        shown = await command(pilot, "/undo", "Undid")
+        assert shown.startswith("Undid turn 1 (change a.py): 1 file(s) restored")
+        assert (git_repo / "a.py").read_text() == "old\n"
+        await type_and_send(pilot, "ok")
+        await wait_for(pilot, lambda: answered(app, "Noted."))
+        assert "change a.py" in str(fake_llm.model_requests[-1].body).split("<user-undo>")[1]
+        assert await command(pilot, "/undo", "othing to undo")
+
+
 async def test_undo_restores_and_asks_before_overwriting_a_hand_edit(
     make_app, git_repo: Path, fake_llm: FakeLLMServer
 ) -> None:
@@ -157,7 +187,8 @@ async def test_undo_restores_and_asks_before_overwriting_a_hand_edit(
         await type_and_send(pilot, "/undo")
         await wait_for_screen(pilot, QuestionScreen)
         await pilot.press("y")
-        await wait_for(pilot, lambda: any(n.startswith("Undid the last turn") for n in notices(app)))
+        await wait_for(pilot, lambda: any(n.startswith("Undid turn 1 (change a.py)")
+                                          for n in notices(app)))
         assert (git_repo / "a.py").read_text() == "old\n"
         await type_and_send(pilot, "what happened?")
         await wait_for(pilot, lambda: answered(app, "Understood."))
