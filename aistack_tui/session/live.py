@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
@@ -603,8 +604,6 @@ class LiveSession:
         return self.extensions.skills
 
     async def context_report(self) -> ContextReport:
-        import json
-
         from aistack_tui.llm.tokens import estimate_tokens
 
         agent = self.agent
@@ -745,17 +744,46 @@ class LiveSession:
         self.info = info
         self.agent.messages = start_from_last_summary(await self.store.messages(info.id))
         self.agent.clear_model_notes()
-        self.agent.last_context_tokens = self._estimated_context()
+        self.adopt_stored_totals()
+
+    def adopt_stored_totals(self) -> None:
+        """A resumed session's stored tokens and cost become the totals (`/cost` and
+        the status line know them at once; what follows adds to them and is stored as
+        the difference), and `ctx %` is estimated until the next request reports it.
+
+        `resume` does it; an interactive front end calls it for a session opened
+        resumed (`-c`, `--resume`). Print mode does not: its result reports the cost
+        of that one run."""
+        from aistack_tui.agent.runtime import UsageTotals
+        from aistack_tui.llm.types import Usage
+
+        info = self.info
+        usage = Usage(
+            input_tokens=info.input_tokens,
+            output_tokens=info.output_tokens,
+            cache_read_input_tokens=info.cache_read_input_tokens,
+            cache_creation_input_tokens=info.cache_creation_input_tokens,
+        )
+        agent = self.agent
+        agent.totals = UsageTotals(
+            usage=usage,
+            cost_usd=info.cost_usd or None,
+            api_ms=agent.totals.api_ms,
+            by_model={info.model: usage} if usage != Usage() else {},
+        )
+        self._recorded_usage, self._recorded_cost = usage, info.cost_usd
+        agent.last_context_tokens = self._estimated_context()
 
     def _estimated_context(self) -> int:
         """What the next request will hold, until it reports the real count: the system
-        prompt and the messages, estimated (so `ctx %` is known right after a resume)."""
+        prompt, the tools and the messages, estimated (so `ctx %` is known right after
+        a resume)."""
         from aistack_tui.llm.tokens import estimate_message_tokens, estimate_tokens
 
         agent = self.agent
-        return estimate_tokens(agent.system_prompt) + sum(
-            estimate_message_tokens(m) for m in agent.messages
-        )
+        tools = json.dumps([spec.model_dump() for spec in agent.runner.tools.specs()])
+        return (estimate_tokens(agent.system_prompt) + estimate_tokens(tools)
+                + sum(estimate_message_tokens(m) for m in agent.messages))
 
     async def list_sessions(self) -> list[SessionInfo]:
         return await self.store.list(self.config.project_root)

@@ -206,7 +206,9 @@ class AistackApp(App[int]):
             session.set_mode(self._early_mode)  # pressed while the session was opening
         self._early_mode = None
         self.status.set_mode(session.mode)
-        self.status.set_context(session.context_tokens, session.context_window)
+        if session.messages:  # opened resumed (-c, --resume)
+            session.adopt_stored_totals()
+        self._show_usage()
         self.welcome.set_model(session.model)
         # Start-up warnings (MCP config, skills, checkpoints) now, not after the first prompt.
         for early in session.take_notices():
@@ -301,9 +303,18 @@ class AistackApp(App[int]):
             await self.notice(str(e), "error")
             return
         await self.conversation.load(history_entries(session.messages, session.replay_display))
-        self.status.set_context(session.context_tokens, session.context_window)
+        self._show_usage()
         title = session.title or session.session_id[:8]
         await self.notice(f"Resumed {title} ({len(session.messages)} messages).")
+
+    def _show_usage(self) -> None:
+        """Tokens, `ctx %` and cost as the session knows them (a resumed one's too)."""
+        session = self.require_session()
+        total = session.usage.usage
+        tokens = (total.input_tokens + total.output_tokens + total.cache_read_input_tokens
+                  + total.cache_creation_input_tokens)
+        self.status.update_usage(tokens, session.context_tokens, session.context_window,
+                                 session.usage.cost_usd)
 
     async def switch_model(self, model_string: str) -> None:
         session = self.require_session()

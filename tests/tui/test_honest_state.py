@@ -10,7 +10,7 @@ from pathlib import Path
 from tests.fakes.fake_llm import Turn
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.test_app import answered, type_and_send
-from tests.tui.test_session_commands import notices
+from tests.tui.test_session_commands import command, notices
 
 
 async def test_the_status_line_says_starting_while_the_session_opens(
@@ -49,3 +49,22 @@ async def test_header_and_ctx_are_current_after_model_switch_clear_and_resume(
         await app.resume_session(first)
         await pilot.pause()
         assert app.status.state.context_tokens > 0  # estimated until the next request
+
+
+async def test_cost_and_ctx_of_a_resumed_session_are_known_at_once(make_app) -> None:
+    app = make_app(Turn(text="Hello there. " * 50))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session is not None)
+        await type_and_send(pilot, "hi")
+        await wait_for(pilot, lambda: answered(app, "Hello there. " * 50))
+        spent = app.session.usage.usage
+        cost = app.session.usage.cost_usd
+        assert spent.input_tokens > 0 and cost
+    again = make_app(continue_latest=True)
+    async with again.run_test(size=(120, 30)) as pilot:
+        await wait_for(pilot, lambda: again.session is not None and not again.status.state.busy)
+        assert again.session.usage.usage == spent
+        status = screen_text(again).splitlines()[-1]
+        assert f"${cost:.4f}" in status and "ctx 0%" not in status, status
+        shown = await command(pilot, "/cost", "Cost:")
+        assert f"Input {spent.input_tokens:,}" in shown and f"${cost:.4f}" in shown
