@@ -68,3 +68,26 @@ async def test_cost_and_ctx_of_a_resumed_session_are_known_at_once(make_app) -> 
         assert f"${cost:.4f}" in status and "ctx 0%" not in status, status
         shown = await command(pilot, "/cost", "Cost:")
         assert f"Input {spent.input_tokens:,}" in shown and f"${cost:.4f}" in shown
+
+
+async def test_after_a_key_is_entered_in_setup_it_says_starting(
+    git_repo: Path, monkeypatch, fake_llm, aistack_home: Path
+) -> None:
+    from aistack_tui.session.config import make_run_config
+    from aistack_tui.tui.app import AistackApp
+    from aistack_tui.tui.screens.setup import SetupScreen
+    from tests.tui.conftest import wait_for_screen
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    (aistack_home / "settings.json").write_text(json.dumps({"hooks": {"SessionStart": [
+        {"hooks": [{"type": "command", "command": "sleep 1"}]}]}}))
+    app = AistackApp(make_run_config(cwd=git_repo), None, local_servers=())
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for_screen(pilot, SetupScreen)
+        await pilot.press("enter")  # Anthropic
+        await pilot.press(*"fake-key", "enter")
+        await pilot.pause(0.3)
+        assert app.session is None and app.screen is app.main
+        status = screen_text(app).splitlines()[-1]
+        assert "starting…" in status and "no model" not in status
+        await wait_for(pilot, lambda: app.session is not None)
