@@ -352,7 +352,8 @@ class AistackApp(App[int]):
         catalogue = self._catalogue
         picker = ModelPickerScreen(catalogue or [], session.model, loading=catalogue is None)
         answer = self.push_screen(picker, wait_for_dismiss=True)
-        filling = self.run_worker(self._fill_model_picker(picker), group="picker-fill")
+        filling = self.run_worker(self._fill_model_picker(picker), group="picker-fill",
+                                  exit_on_error=False)
         chosen = await answer
         filling.cancel()
         if chosen and chosen != session.model:

@@ -89,6 +89,9 @@ class ModelPickerScreen(ModalScreen[str | None]):
         self._show_note()
         self.query_one("#model-list", OptionList).focus()
 
+    def on_unmount(self) -> None:
+        self._shown = False  # an answer arriving after the picker closed is dropped
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.dismiss(event.option.id)
