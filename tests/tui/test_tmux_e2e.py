@@ -191,8 +191,9 @@ def test_a_sentence_typed_while_a_dialog_opens_stays_in_the_prompt(
         assert "Allow Create b.py" in screen, "a typed letter answered the dialog"
         assert squeeze(typed) in squeeze(prompt_box(screen)), screen  # behind the dialog
         assert not (git_repo / "b.py").exists()
-        requests = (tmp_path / "requests.jsonl").read_text().splitlines()
-        model_requests = [r for r in requests if "/v1/messages" in r]
+        requests = [json.loads(line) for line in
+                    (tmp_path / "requests.jsonl").read_text().splitlines()]
+        model_requests = [r for r in requests if r.get("path") == "/v1/messages"]
         assert len(model_requests) == 1  # nothing answered the call: the model waits
         # A deliberate answer, once the dialog has been read.
         time.sleep(DIALOG_GRACE_S)
