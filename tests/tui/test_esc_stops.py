@@ -42,3 +42,23 @@ async def test_no_with_a_message_denies_and_goes_on(
         await wait_for(pilot, lambda: answered(app, "Understood."))
     assert "The user said: keep it" in json.dumps(fake_llm.model_requests[-1].body)
     assert (git_repo / "a.py").read_text() == SOURCE
+
+
+async def test_esc_in_the_message_box_goes_back_to_the_answers(
+    make_app, git_repo: Path, fake_llm: FakeLLMServer
+) -> None:
+    from textual.widgets import Input
+
+    from tests.tui.conftest import read_dialog
+
+    (git_repo / "a.py").write_text(SOURCE)
+    app = make_app(*edit_turns(Turn(text="Fine.")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        dialog = await run_to_dialog(pilot)
+        await pilot.press("n", *"hm", "escape")
+        box = dialog.query_one("#confirm-feedback", Input)
+        assert app.screen is dialog and not box.display  # not a "stop", not a "no" yet
+        read_dialog(app)
+        await pilot.press("y")
+        await wait_for(pilot, lambda: answered(app, "Fine."))
+    assert (git_repo / "a.py").read_text() != SOURCE
