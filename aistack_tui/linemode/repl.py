@@ -33,7 +33,7 @@ from aistack_tui.linemode.prompt import JsonLinesHistory, make_prompt_session
 from aistack_tui.linemode.render import LineRenderer
 from aistack_tui.linemode.terminal import LineIO
 from aistack_tui.llm import types as lt
-from aistack_tui.permissions.types import PERMISSION_MODES
+from aistack_tui.session.config import bypass_on_command_line, next_permission_mode
 from aistack_tui.session.history import HISTORY_FILE
 from aistack_tui.session.mentions import FileIndex, prompt_blocks
 from aistack_tui.shutdown.signals import StopSignals
@@ -92,10 +92,9 @@ class LineRepl:
     # --- the loop ---------------------------------------------------------------------------
 
     def cycle_mode(self) -> None:
-        modes = list(PERMISSION_MODES)
-        current = self.session.mode
-        nxt = modes[(modes.index(current) + 1) % len(modes)] if current in modes else modes[0]
-        self.session.set_mode(nxt)
+        """Shift+Tab: the next mode; bypassPermissions only if the command line asked."""
+        offered = bypass_on_command_line(self.session.config)
+        self.session.set_mode(next_permission_mode(self.session.mode, bypass_offered=offered))
 
     def banner(self) -> None:
         s = self.session

@@ -1,5 +1,6 @@
 """What a front end needs to open a session: `RunConfig`, resolved from argv and settings,
-and the API keys saved from the setup screen.
+the API keys saved from the setup screen, and the Shift+Tab cycle of permission modes
+that the command line shapes (bypassPermissions only when it was asked for there).
 
 Kept below the live session and the composition root so that extensions (MCP, skills,
 trust, checkpoints) can read the run configuration without importing anything above them.
@@ -161,3 +162,32 @@ def key_env(config: RunConfig) -> dict[str, str]:
             env.setdefault(var, key)
             break
     return env
+
+
+# --- the Shift+Tab cycle ------------------------------------------------------------------
+
+MODE_CYCLE: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan")
+MODE_CYCLE_WITH_BYPASS: tuple[PermissionMode, ...] = (
+    "default", "acceptEdits", "bypassPermissions", "plan"
+)
+"""bypassPermissions sits between acceptEdits and plan, so plan → default never passes
+through it."""
+
+
+def bypass_on_command_line(config: RunConfig) -> bool:
+    """Was bypassPermissions asked for on the command line (`--permission-mode
+    bypassPermissions`, `--dangerously-skip-permissions`), not by a settings file? Only
+    then do the front ends put it in their Shift+Tab cycle, as Claude Code does."""
+    for source, permissions in config.loaded.permission_layers():
+        if source == "command line" and permissions.get("defaultMode") == "bypassPermissions":
+            return True
+    return False
+
+
+def next_permission_mode(mode: str, *, bypass_offered: bool) -> PermissionMode:
+    """The mode Shift+Tab switches to from `mode` (from a mode not in the cycle, such as
+    bypassPermissions entered with `/mode`: back to default)."""
+    cycle = MODE_CYCLE_WITH_BYPASS if bypass_offered else MODE_CYCLE
+    if mode not in cycle:
+        return cycle[0]
+    return cycle[(cycle.index(mode) + 1) % len(cycle)]

@@ -26,7 +26,13 @@ from textual.worker import Worker, WorkerState
 from aistack_tui.agent.ports import ApprovalRequest
 from aistack_tui.bootstrap import open_session
 from aistack_tui.permissions.types import PermissionMode
-from aistack_tui.session.config import NoProviderError, RunConfig, save_credential
+from aistack_tui.session.config import (
+    NoProviderError,
+    RunConfig,
+    bypass_on_command_line,
+    next_permission_mode,
+    save_credential,
+)
 from aistack_tui.session.history import HISTORY_FILE
 from aistack_tui.session.live import LiveSession
 from aistack_tui.session.mentions import FileIndex, prompt_blocks
@@ -38,7 +44,6 @@ from aistack_tui.tui import slash
 from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.bridge import TurnBridge
 from aistack_tui.tui.commands import all_commands
-from aistack_tui.tui.modes import bypass_from_command_line, next_mode
 from aistack_tui.tui.renderer import EventRenderer, Level, history_entries
 from aistack_tui.tui.screens.main import MainScreen
 from aistack_tui.tui.screens.model_picker import ModelPickerScreen
@@ -95,7 +100,7 @@ class AistackApp(App[int]):
         self._pending_prompts: list[str] = []
         self._early_mode: PermissionMode | None = None
         """A mode chosen with Shift+Tab before the session was ready: it wins at ready."""
-        self.bypass_offered = bypass_from_command_line(config)
+        self.bypass_offered = bypass_on_command_line(config)
         """Shift+Tab offers bypassPermissions only when the command line asked for it."""
         self._last_ctrl_c = 0.0
         self._mouse_enabled = True
@@ -519,7 +524,9 @@ class AistackApp(App[int]):
             return
         session = self.session
         current = session.mode if session else self.config.permission_mode
-        self.set_permission_mode(next_mode(current, bypass_offered=self.bypass_offered))
+        self.set_permission_mode(
+            next_permission_mode(current, bypass_offered=self.bypass_offered)
+        )
 
     def set_permission_mode(self, mode: PermissionMode) -> None:
         """Switch the mode now, or when the session is ready if it is still opening."""

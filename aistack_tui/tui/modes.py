@@ -4,7 +4,8 @@ bypassPermissions runs every tool call without asking, so it is never one stray 
 away. Shift+Tab offers it only when the session was started in it from the command line
 (`--permission-mode bypassPermissions`, `--dangerously-skip-permissions`), as Claude
 Code does; and then it sits between acceptEdits and plan, so a trip from plan back to
-default never passes through it. Any other way in (`/mode bypass`) asks first, and every
+default never passes through it (the cycle is `session.config.next_permission_mode`,
+shared with the line mode). Any other way in (`/mode bypass`) asks first, and every
 switch by `/mode` leaves a line in the conversation.
 """
 
@@ -13,13 +14,10 @@ from __future__ import annotations
 from rich.text import Text
 
 from aistack_tui.permissions.types import PermissionMode
-from aistack_tui.session.config import RunConfig
 from aistack_tui.tui.screens.question import QuestionScreen, ask
 from aistack_tui.tui.slash import CommandHost, SlashRegistry
 
 BYPASS: PermissionMode = "bypassPermissions"
-CYCLE: tuple[PermissionMode, ...] = ("default", "acceptEdits", "plan")
-CYCLE_WITH_BYPASS: tuple[PermissionMode, ...] = ("default", "acceptEdits", BYPASS, "plan")
 
 MODE_NAMES: dict[str, PermissionMode] = {
     "default": "default",
@@ -41,22 +39,6 @@ MODE_HELP: dict[PermissionMode, str] = {
 }
 
 COMMANDS = SlashRegistry()
-
-
-def bypass_from_command_line(config: RunConfig) -> bool:
-    """Was bypassPermissions asked for on the command line (not by a settings file)?"""
-    for source, permissions in config.loaded.permission_layers():
-        if source == "command line" and permissions.get("defaultMode") == BYPASS:
-            return True
-    return False
-
-
-def next_mode(mode: str, *, bypass_offered: bool) -> PermissionMode:
-    """The mode Shift+Tab switches to from `mode`."""
-    cycle = CYCLE_WITH_BYPASS if bypass_offered else CYCLE
-    if mode not in cycle:  # bypass entered by /mode, and not in the cycle: leave it
-        return cycle[0]
-    return cycle[(cycle.index(mode) + 1) % len(cycle)]
 
 
 def mode_listing(current: str) -> str:

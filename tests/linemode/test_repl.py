@@ -270,3 +270,19 @@ async def test_quitting_an_empty_session_prints_no_resume_hint(
 ) -> None:
     assert await run(CTRL_D) == 0
     assert "Resume it with" not in run.text
+
+
+SHIFT_TAB = "\x1b[Z"
+
+
+@pytest.mark.parametrize(("options", "expected"), [
+    ({}, "default"),  # acceptEdits, plan, default: bypass is not in the cycle
+    ({"permission_mode": "bypassPermissions"}, "acceptEdits"),  # plan, default, acceptEdits
+])
+async def test_shift_tab_reaches_bypass_only_when_the_command_line_asked(
+    run: Run, fake_llm: FakeLLMServer, options: dict[str, Any], expected: str
+) -> None:
+    # Issue 22 item 2, in the line mode too.
+    assert await run(SHIFT_TAB * 3 + "/mode\r/quit\r", **options) == 0
+    assert f"  * {expected}" in run.text
+    assert "  * bypassPermissions" not in run.text
