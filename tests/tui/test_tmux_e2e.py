@@ -79,6 +79,12 @@ def wait_screen(session: str, check: Callable[[str], bool], timeout: float = 20)
     raise AssertionError(f"timed out; the screen was:\n{screen}")
 
 
+def wait_ready(session: str) -> str:
+    """Until the session is open (slow on a loaded machine: SDK imports, the stores)."""
+    return wait_screen(session, lambda s: "claude-sonnet-4-6" in s and "starting" not in s,
+                       timeout=45)
+
+
 def start_aistack(git_repo: Path, aistack_home: Path, port: int, exit_file: Path) -> str:
     """`aistack` in a new 100x30 tmux session in `git_repo`; returns the session name."""
     session = f"aistack-e2e-{uuid.uuid4().hex[:8]}"
@@ -108,7 +114,7 @@ def test_prompt_approve_edit_and_quit_in_tmux(
     exit_file = git_repo.parent / "exit-code"
     session = start_aistack(git_repo, aistack_home, fake_server_process, exit_file)
     try:
-        wait_screen(session, lambda s: "claude-sonnet-4-6" in s and "starting" not in s)
+        wait_ready(session)
         _tmux("send-keys", "-t", session, "-l", "make f return 2")
         _tmux("send-keys", "-t", session, "Enter")
         wait_screen(session, lambda s: "Allow Edit" in s and "+    return 2" in s)
@@ -171,7 +177,7 @@ def test_a_sentence_typed_while_a_dialog_opens_stays_in_the_prompt(
     exit_file = git_repo.parent / "exit-code"
     session = start_aistack(git_repo, aistack_home, fake_server_process, exit_file)
     try:
-        wait_screen(session, lambda s: "claude-sonnet-4-6" in s and "starting" not in s)
+        wait_ready(session)
         _tmux("send-keys", "-t", session, "-l", "write b.py")
         _tmux("send-keys", "-t", session, "Enter")
         # Keep typing (no y or n yet) until the dialog is up, as a user does who does
@@ -228,7 +234,7 @@ def test_a_clicked_tool_card_shows_its_body(
     session = start_aistack(git_repo, aistack_home, fake_server_process,
                             git_repo.parent / "exit-code")
     try:
-        wait_screen(session, lambda s: "claude-sonnet-4-6" in s and "starting" not in s)
+        wait_ready(session)
         _tmux("send-keys", "-t", session, "-l", "read the notes")
         _tmux("send-keys", "-t", session, "Enter")
         screen = wait_screen(session, lambda s: "Read them." in s)
