@@ -44,6 +44,7 @@ from aistack_tui.tui import slash
 from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.bridge import TurnBridge
 from aistack_tui.tui.commands import all_commands
+from aistack_tui.tui.model_catalogue import ModelCatalogue
 from aistack_tui.tui.renderer import EventRenderer, Level, history_entries
 from aistack_tui.tui.screens.main import MainScreen
 from aistack_tui.tui.screens.model_picker import ModelPickerScreen
@@ -59,8 +60,6 @@ from aistack_tui.tui.widgets.todo_panel import TodoPanel
 from aistack_tui.tui.widgets.welcome import WelcomeHeader
 
 QUIT_WINDOW_S = 2.0
-MODELS_ENDPOINT_TIMEOUT_S = 8.0
-"""How long the model picker waits for a models endpoint before saying it failed."""
 SHELL_TIMEOUT_S = 120.0
 HANG_UP_GRACE_S = 1.0
 """How long a closed terminal waits for the turn to stop by itself."""
@@ -112,8 +111,7 @@ class AistackApp(App[int]):
         """Printed after the app has left the screen: the session and how to resume it."""
         self.welcome = WelcomeHeader(config.project_root)
         self._command: Worker[None] | None = None
-        self._catalogue: list[str] | None = None
-        """The offline model list for /model, built in the background after start."""
+        self.catalogue = ModelCatalogue()
         self._mcp_seen: dict[str, str] = {}
         if config.trust_prompt is None:
             config.trust_prompt = self.ask_trust
@@ -354,10 +352,10 @@ class AistackApp(App[int]):
         session = self.require_session()
         # Open at once on the offline catalogue (built in the background after start);
         # the models endpoints' answer is merged when (if) it comes.
-        catalogue = self._catalogue
-        picker = ModelPickerScreen(catalogue or [], session.model, loading=catalogue is None)
+        models = self.catalogue.models
+        picker = ModelPickerScreen(models or [], session.model, loading=models is None)
         answer = self.push_screen(picker, wait_for_dismiss=True)
-        filling = self.run_worker(self._fill_model_picker(picker), group="picker-fill",
+        filling = self.run_worker(self.catalogue.fill(session, picker), group="picker-fill",
                                   exit_on_error=False)
         chosen = await answer
         filling.cancel()
@@ -365,23 +363,10 @@ class AistackApp(App[int]):
             await self.switch_model(chosen)
         self.prompt.focus()
 
-    async def _fill_model_picker(self, picker: ModelPickerScreen) -> None:
-        session = self.require_session()
-        asked = asyncio.create_task(session.refresh_model_listings(MODELS_ENDPOINT_TIMEOUT_S))
-        if self._catalogue is None:
-            self._catalogue = await session.model_catalogue()
-            picker.set_models(self._catalogue)
-        if not asked.done():
-            picker.set_note("Asking the models endpoint for the newest list…")
-        errors = await asked
-        self._catalogue = await session.model_catalogue()
-        picker.set_models(self._catalogue)
-        picker.set_note(models_endpoint_note(errors))
-
     @work(group="catalogue", exit_on_error=False)
     async def _warm_catalogue(self) -> None:
         """Build the offline model list once the session is up, so /model opens on it."""
-        self._catalogue = await self.require_session().model_catalogue()
+        await self.catalogue.warm(self.require_session())
 
     # --- input --------------------------------------------------------------------------
 
@@ -604,10 +589,3 @@ def run_tui(config: RunConfig, initial_prompt: str | None) -> int:
         return code
     return app.return_code or 0
 
-
-def models_endpoint_note(errors: dict[str, str]) -> str:
-    """The picker's one line when a models endpoint failed ("" when none did)."""
-    if not errors:
-        return ""
-    failed = "; ".join(f"{name}: {why}" for name, why in errors.items())
-    return f"Models endpoint failed ({failed[:120]}): showing the offline list."
