@@ -279,7 +279,7 @@ async def test_init_asks_then_writes_an_agents_md_skeleton(make_app, git_repo: P
         await command(pilot, "/init", "already exists")
 
 
-async def test_export_writes_markdown_and_jsonl(make_app, git_repo: Path,
+async def test_export_writes_markdown_and_jsonl(make_app, git_repo: Path, aistack_home: Path,
                                                 fake_llm: FakeLLMServer) -> None:
     fake_llm.add(Turn(text="The answer is 42."))
     app = make_app()
@@ -290,7 +290,8 @@ async def test_export_writes_markdown_and_jsonl(make_app, git_repo: Path,
                        and len(app.session.agent.messages) == 2)
         await command(pilot, "/export", "Exported 2 messages")
         await command(pilot, "/export jsonl out/session.jsonl", "Exported 2 messages")
-    md = next(git_repo.glob("aistack-session-*.md")).read_text()
+    assert not list(git_repo.glob("aistack-session-*"))  # no untracked file in the project
+    md = next((aistack_home / "exports").glob("aistack-session-*.md")).read_text()
     assert "## User" in md and "what is the answer?" in md and "The answer is 42." in md
     rows = (git_repo / "out" / "session.jsonl").read_text().splitlines()
     assert [lt.Message.model_validate_json(r).role for r in rows] == ["user", "assistant"]
