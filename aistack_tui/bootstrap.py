@@ -10,6 +10,7 @@ SDKs, SQLite) happen here, lazily, never on the `--version` / `--help` path.
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -78,6 +79,31 @@ def build_permission_engine(config: RunConfig) -> PermissionEngine:
         raise ConfigError(str(e)) from e
 
 
+MCP_TOOL_NAMES = ("mcp__", "McpToolSearch")
+"""`--tools` chooses among the built-in tools; MCP tools (and the search that loads
+them) are offered whatever it lists, as in Claude Code."""
+
+
+def offered_tools(config: RunConfig, engine: PermissionEngine) -> Callable[[str], bool]:
+    """Which tools the model is offered: Claude Code leaves out of its context the
+    built-in tools `--tools` does not list, and every tool a bare deny rule refuses
+    outright (`Write`, `mcp__docs`), since each call would only be denied."""
+    from aistack_tui.permissions.rules import parse_rule, rule_covers_tool
+
+    denied = [parse_rule(text, layer.source) for layer in engine.layers for text in layer.deny]
+    bare = [rule for rule in denied if rule.kind in ("tool", "mcp")]
+    base = None if config.base_tools is None else set(config.base_tools)
+    known: dict[str, bool] = {}
+
+    def offered(name: str) -> bool:
+        if name not in known:
+            listed = base is None or name in base or name.startswith(MCP_TOOL_NAMES)
+            known[name] = listed and not any(rule_covers_tool(r, name) for r in bare)
+        return known[name]
+
+    return offered
+
+
 async def open_session(
     config: RunConfig, approver: ApprovalHandler, *, interactive: bool = False
 ) -> LiveSession:
@@ -126,6 +152,7 @@ async def open_session(
             env=dict(settings.env),
         )
         tools = ToolRegistry(builtin_tools())
+        tools.admits = offered_tools(config, engine)
         runner = ToolRunner(
             tools=tools,
             permissions=engine,
@@ -335,10 +362,13 @@ async def _load_or_create(
             )
     elif config.continue_latest:
         source = await store.latest(config.project_root)
+    if config.session_id and await store.get(config.session_id) is not None:
+        raise ConfigError(f"--session-id {config.session_id} is already in use")
     if source is None:
-        return await store.create(config.project_root, model_string), []
+        return await store.create(config.project_root, model_string,
+                                  session_id=config.session_id), []
     if config.fork_session:
-        source = await store.fork(source.id)
+        source = await store.fork(source.id, config.session_id)
     from aistack_tui.agent.compaction import start_from_last_summary
 
     return source, start_from_last_summary(await store.messages(source.id))

@@ -141,7 +141,7 @@ class ToolRunner:
 
         tool = self.tools.get(call.name)
         if tool is None:
-            known = ", ".join(sorted(self.tools.names()))
+            known = ", ".join(sorted(self.tools.offered_names()))
             return finish(f"Error: no tool named {call.name!r}. Available tools: {known}", True)
         invalid = self.invalid_inputs.pop(call.id, None)
         if invalid is not None:

@@ -3,21 +3,26 @@ aistack with the command lines they already build.
 
 `--input-format stream-json` keeps one session open over stdin; `--permission-prompt-tool
 stdio` puts permission prompts to the client; `--include-partial-messages`, `--settings`,
-`--add-dir` and `--dangerously-skip-permissions` mean what they mean in Claude Code.
-Kept apart from `cli.main` so the parser there stays one list of everyday flags.
+`--add-dir`, `--dangerously-skip-permissions`, `--setting-sources`, `--tools`,
+`--session-id`, `--fallback-model`, `--max-thinking-tokens` and `--thinking` mean what
+they mean in Claude Code. Kept apart from `cli.main` so the parser there stays one list
+of everyday flags.
 """
 
 from __future__ import annotations
 
 import argparse
+import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from aistack_tui.session.config import RunConfig
 
 INPUT_FORMATS = ("text", "stream-json")
 PROMPT_TOOL = "stdio"
+SETTING_SOURCES = ("user", "project", "local")
+THINKING = ("adaptive", "disabled")
 
 
 def add_headless_flags(p: argparse.ArgumentParser) -> None:
@@ -37,6 +42,20 @@ def add_headless_flags(p: argparse.ArgumentParser) -> None:
                    help="more directories the tools may reach, this run only")
     p.add_argument("--dangerously-skip-permissions", action="store_true",
                    help="the same as --permission-mode bypassPermissions")
+    p.add_argument("--setting-sources", metavar="SOURCES",
+                   help="comma-separated user, project, local: read only the settings "
+                   "files of these scopes (empty: none of them)")
+    p.add_argument("--tools", metavar="TOOLS",
+                   help="comma-separated built-in tools the model is offered (empty: none, "
+                   "'default': all); MCP tools are offered either way")
+    p.add_argument("--session-id", metavar="UUID",
+                   help="the id of the new session (a UUID not yet used)")
+    p.add_argument("--fallback-model", metavar="MODEL",
+                   help="the model to switch to when the main one keeps failing")
+    p.add_argument("--max-thinking-tokens", type=int, metavar="N",
+                   help="extended thinking with a budget of N tokens (Anthropic models)")
+    p.add_argument("--thinking", choices=THINKING,
+                   help="adaptive: the model's own default; disabled: no extended thinking")
 
 
 def headless_problem(args: argparse.Namespace) -> str | None:
@@ -54,6 +73,8 @@ def headless_problem(args: argparse.Namespace) -> str | None:
             return "--permission-prompt-tool stdio needs --input-format stream-json"
     if streamed_in and args.prompt:
         return "with --input-format stream-json the prompts come on stdin, not as arguments"
+    if (problem := _claude_flag_problem(args)) is not None:
+        return problem
     if args.dangerously_skip_permissions and args.permission_mode not in (
         None, "bypassPermissions"
     ):
@@ -62,6 +83,41 @@ def headless_problem(args: argparse.Namespace) -> str | None:
             f"--permission-mode {args.permission_mode}"
         )
     return None
+
+
+def _claude_flag_problem(args: argparse.Namespace) -> str | None:
+    if args.setting_sources is not None:
+        unknown = [s for s in _list(args.setting_sources) if s not in SETTING_SOURCES]
+        if unknown:
+            return (f"--setting-sources: unknown source(s) {', '.join(unknown)} "
+                    f"(expected {', '.join(SETTING_SOURCES)})")
+    if args.session_id is not None:
+        try:
+            uuid.UUID(args.session_id)
+        except ValueError:
+            return f"--session-id {args.session_id!r} is not a UUID"
+        if (args.resume is not None or args.continue_latest) and not args.fork_session:
+            return "--session-id names a new session: with -c/-r it needs --fork-session"
+    if args.max_thinking_tokens is not None and args.max_thinking_tokens < 0:
+        return "--max-thinking-tokens must be 0 or more"
+    return None
+
+
+def _list(value: str) -> list[str]:
+    return [part.strip() for part in value.split(",") if part.strip()]
+
+
+def headless_options(args: argparse.Namespace) -> dict[str, Any]:
+    """What Claude Code's run flags ask of the session, as `make_run_config` options."""
+    options: dict[str, Any] = {"session_id": args.session_id,
+                               "fallback_model": args.fallback_model}
+    if args.setting_sources is not None:
+        options["setting_sources"] = _list(args.setting_sources)
+    if args.tools is not None and args.tools.strip() != "default":
+        options["base_tools"] = _list(args.tools)
+    if args.thinking != "disabled" and args.max_thinking_tokens:
+        options["thinking_budget"] = args.max_thinking_tokens
+    return options
 
 
 def mcp_config_path(value: str | None) -> Path | None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from aistack_tui import __version__
 from aistack_tui.cli.headless import (
     add_headless_flags,
+    headless_options,
     headless_problem,
     mcp_config_path,
     permission_mode,
@@ -29,7 +30,7 @@ SUBCOMMANDS = (
     "acp", "gateway", "models",
 )
 OUTPUT_FORMATS = ("text", "json", "stream-json")
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+MODES = ("default", "acceptEdits", "plan", "bypassPermissions", "dontAsk")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -174,6 +175,7 @@ def _start(args: argparse.Namespace) -> int:
             max_budget_usd=args.max_budget_usd,
             verbose=args.verbose,
             trust_project=args.trust_project or None,
+            **headless_options(args),
         )
         if not print_mode:
             gc.enable()  # the TUI manages its own start-up

@@ -124,9 +124,10 @@ class PermissionEngine:
         # checks); the cache lives for one check only, so a symlink changed later is seen.
         self._resolved = {}
         try:
-            return self._check(request)
+            decision = self._check(request)
         except Exception as e:  # fail closed: a bug in the engine must never allow
-            return Decision("ask", f"the permission check failed ({type(e).__name__}: {e})")
+            decision = Decision("ask", f"the permission check failed ({type(e).__name__}: {e})")
+        return modes.never_ask(self.mode, decision)
 
     def grant_session(self, rule: str) -> None:
         self._compile(self._grants.add(rule))

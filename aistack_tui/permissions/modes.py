@@ -8,28 +8,46 @@
 - `bypassPermissions`: everything runs, except deny rules, protected paths (`.git/`,
   `.aistack/`, shell start-up files), dangerous commands and anything the Bash analysis
   could not understand: those still ask.
+- `dontAsk`: decides as `default` does, then denies whatever would ask (Claude Code's
+  mode for unattended runs: only what allow rules pre-approve runs, and nobody is asked).
 """
 
 from __future__ import annotations
 
-from aistack_tui.permissions.types import PERMISSION_MODES, Behavior, PermissionMode
+from aistack_tui.permissions.types import (
+    HEADLESS_MODES,
+    PERMISSION_MODES,
+    Behavior,
+    Decision,
+    PermissionMode,
+)
 
 MODE_LABELS: dict[PermissionMode, str] = {
     "default": "default",
     "acceptEdits": "accept edits",
     "plan": "plan (read-only)",
     "bypassPermissions": "bypass permissions",
+    "dontAsk": "don't ask (deny what would ask)",
 }
 
 
 def parse_mode(value: str) -> PermissionMode:
     """The mode named `value`; ValueError (listing the modes) for anything else."""
-    for mode in PERMISSION_MODES:
+    modes = (*PERMISSION_MODES, *HEADLESS_MODES)
+    for mode in modes:
         if value == mode:
             return mode
     raise ValueError(
-        f"unknown permission mode {value!r} (expected one of: {', '.join(PERMISSION_MODES)})"
+        f"unknown permission mode {value!r} (expected one of: {', '.join(modes)})"
     )
+
+
+def never_ask(mode: PermissionMode, decision: Decision) -> Decision:
+    """In `dontAsk` an `ask` becomes a deny, with the reason it would have asked."""
+    if mode != "dontAsk" or decision.behavior != "ask":
+        return decision
+    return Decision("deny", f"mode dontAsk denies what would ask: {decision.reason}",
+                    decision.rule, path=decision.path)
 
 
 def next_mode(mode: PermissionMode, *, allow_bypass: bool = True) -> PermissionMode:

@@ -7,13 +7,19 @@ from pathlib import Path
 from typing import Any, Literal, Protocol, Required, TypeAlias, TypedDict
 
 Behavior: TypeAlias = Literal["allow", "ask", "deny"]
-PermissionMode: TypeAlias = Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+PermissionMode: TypeAlias = Literal[
+    "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"
+]
 PERMISSION_MODES: tuple[PermissionMode, ...] = (
     "default",
     "acceptEdits",
     "plan",
     "bypassPermissions",
 )
+"""The modes a person cycles through (Shift+Tab, `/mode`)."""
+HEADLESS_MODES: tuple[PermissionMode, ...] = ("dontAsk",)
+"""Modes for runs nobody watches, chosen by flag, setting or a client's request only:
+`dontAsk` denies whatever would ask (Claude Code's mode of that name)."""
 
 
 class CallSpec(TypedDict, total=False):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,6 +70,13 @@ class RunConfig:
     """`--trust-project`: apply everything the project's files ask for, this run only."""
     add_dirs: list[str] = field(default_factory=list[str])
     """`--add-dir`: more directories the tools may reach, this run only."""
+    session_id: str | None = None
+    """`--session-id`: the id a client chose for the new session (Claude Code's flag)."""
+    base_tools: list[str] | None = None
+    """`--tools`: the built-in tools the model is offered (None: all of them). MCP tools
+    are offered either way, as in Claude Code."""
+    thinking_budget: int | None = None
+    """`--max-thinking-tokens`: extended thinking with this budget (Anthropic models)."""
     client_mcp_servers: dict[str, Any] = field(default_factory=dict[str, Any])
     """MCP servers the client driving the session supplied (an editor's `mcpServers`),
     as `.mcp.json` entries by name: validated like that file, started with no trust
@@ -83,11 +90,15 @@ def make_run_config(
     model: str | None = None,
     permission_mode: str | None = None,
     settings_arg: str | None = None,
+    setting_sources: Sequence[str] | None = None,
+    fallback_model: str | None = None,
     **options: Any,
 ) -> RunConfig:
     """Load the settings layers for `cwd` and combine them with command-line options.
 
-    `settings_arg` is `--settings` (a Claude Code settings file or its JSON text)."""
+    `settings_arg` is `--settings` (a Claude Code settings file or its JSON text);
+    `setting_sources` is `--setting-sources` (which of the user, project and local
+    settings files are read; None: all)."""
     from aistack_tui.storage.paths import aistack_home, find_project_root
 
     env = dict(os.environ if env is None else env)
@@ -99,8 +110,10 @@ def make_run_config(
         flags["model"] = model
     if permission_mode:
         flags["permissions"] = {"defaultMode": permission_mode}
+    if fallback_model:
+        flags["fallbackModel"] = fallback_model
     loaded = load_settings(home=home, project_root=project_root, env=env, flags=flags,
-                           settings_arg=settings_arg, cwd=cwd)
+                           settings_arg=settings_arg, cwd=cwd, sources=setting_sources)
     settings = loaded.settings
     config = RunConfig(
         cwd=cwd,

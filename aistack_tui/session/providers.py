@@ -3,7 +3,7 @@ routing kinds of work (compaction, subagents, titles) to cheaper models."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aistack_tui.session.config import NoProviderError, RunConfig, key_env
 from aistack_tui.settings.layers import ConfigError
@@ -68,7 +68,10 @@ def build_provider(config: RunConfig, model_string: str) -> tuple[Provider, Mode
         names = " or ".join(pconfig.key_env_vars) or "an api key in settings"
         raise NoProviderError(f"no API key for {provider_name}: set {names}")
     info = lookup_model(pconfig.name, model, settings.models, home=config.home)
-    return create_provider(pconfig, model), info
+    options: dict[str, Any] = {}
+    if config.thinking_budget and pconfig.kind == "anthropic":
+        options["thinking_budget"] = config.thinking_budget  # only Anthropic's adapter has one
+    return create_provider(pconfig, model, **options), info
 
 
 def provider_configs(config: RunConfig, current: str | None = None) -> list[ProviderConfig]:

@@ -238,9 +238,12 @@ class SqliteSessionStore:
         return max(self._clock(), float(last) + _MIN_TICK)
 
     async def create(
-        self, project_root: Path, model: str, *, title: str = "", parent_id: str | None = None
+        self, project_root: Path, model: str, *, title: str = "", parent_id: str | None = None,
+        session_id: str | None = None,
     ) -> SessionInfo:
-        session_id = str(uuid.uuid4())
+        """A new, empty session; `session_id` is the id a client chose (Claude Code's
+        `--session-id`), a fresh UUID otherwise."""
+        session_id = session_id or str(uuid.uuid4())
 
         async def work() -> None:
             if parent_id is not None:
@@ -296,10 +299,10 @@ class SqliteSessionStore:
 
         await self._write(work)
 
-    async def fork(self, session_id: str) -> SessionInfo:
-        """Copy the history under a new id; usage totals start at zero so summing
-        sessions never counts the shared prefix twice."""
-        new_id = str(uuid.uuid4())
+    async def fork(self, session_id: str, new_id: str | None = None) -> SessionInfo:
+        """Copy the history under a new id (`new_id`, or a fresh UUID); usage totals start
+        at zero so summing sessions never counts the shared prefix twice."""
+        new_id = new_id or str(uuid.uuid4())
 
         async def work() -> None:
             src = await self._get_exact(session_id)

@@ -19,9 +19,10 @@ from aistack_tui.sessions.models import SearchHit, SessionInfo
 @runtime_checkable
 class SessionStore(Protocol):
     async def create(
-        self, project_root: Path, model: str, *, title: str = "", parent_id: str | None = None
+        self, project_root: Path, model: str, *, title: str = "", parent_id: str | None = None,
+        session_id: str | None = None,
     ) -> SessionInfo:
-        """Start an empty session for a project."""
+        """Start an empty session for a project (under `session_id` when given)."""
         ...
 
     async def append(self, session_id: str, message: Message) -> None:
@@ -53,8 +54,9 @@ class SessionStore(Protocol):
         """Sessions, most recently active first; all projects when `project_root` is None."""
         ...
 
-    async def fork(self, session_id: str) -> SessionInfo:
-        """A new session (new id, `parent_id` set) holding a copy of the history."""
+    async def fork(self, session_id: str, new_id: str | None = None) -> SessionInfo:
+        """A new session (`new_id` or a fresh id, `parent_id` set) holding a copy of the
+        history."""
         ...
 
     async def truncate(self, session_id: str, from_message_id: str) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -188,15 +188,24 @@ def load_settings(
     flags: dict[str, Any] | None = None,
     settings_arg: str | None = None,
     cwd: Path | None = None,
+    sources: Collection[str] | None = None,
 ) -> LoadedSettings:
     """Read, validate and merge every layer; raises ConfigError on the first bad one.
 
     `settings_arg` is `--settings` (a Claude Code settings file, relative to `cwd`, or
-    its JSON text): the layer just below the other command-line flags.
+    its JSON text): the layer just below the other command-line flags. `sources` is
+    Claude Code's `--setting-sources`: only the files of those scopes (`user`, `project`,
+    `local`; Claude Code's and aistack's alike) are read; None reads them all.
     """
     env = os.environ if env is None else env
     layers: list[Layer] = []
-    for source_path, claude in settings_files(home, project_root, env):
+    files = settings_files(home, project_root, env)
+    if sources is not None:
+        files = [
+            (path, claude) for path, claude in files
+            if layer_scope(str(path), home, project_root, env).split(" ")[0] in sources
+        ]
+    for source_path, claude in files:
         data = read_json_layer(source_path)
         if data is None:
             continue

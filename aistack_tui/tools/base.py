@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from functools import cache
@@ -224,10 +225,19 @@ class Tool(ABC, Generic[ArgsT]):
 
 
 class ToolRegistry:
-    """The tools of one agent, by name. Subagents get a filtered clone."""
+    """The tools of one agent, by name. Subagents get a filtered clone.
+
+    `admits` decides which registered tools this session may offer at all (Claude
+    Code's `--tools` and bare deny rules take a tool out of the model's context): a tool
+    it rejects is left out of `specs()` and `get()` as if it were not there, so a call to
+    it is answered like a call to an unknown tool. A tool's own `offered()` says whether
+    it is offered now (WebSearch with a provider that can search). `names()` still lists
+    every tool, for the code that registers and replaces them.
+    """
 
     def __init__(self, tools: list[Tool[Any]] | None = None) -> None:
         self._tools: dict[str, Tool[Any]] = {}
+        self.admits: Callable[[str], bool] = lambda _name: True
         for tool in tools or []:
             self.register(tool)
 
@@ -238,21 +248,24 @@ class ToolRegistry:
         self._tools.pop(name, None)
 
     def get(self, name: str) -> Tool[Any] | None:
-        return self._tools.get(name)
+        tool = self._tools.get(name)
+        return tool if tool is not None and self.admits(name) else None
 
     def names(self) -> list[str]:
         return list(self._tools)
 
     def specs(self) -> list[ToolSpec]:
         """What the model is told: the tools offered now."""
-        return [t.spec() for t in self._tools.values() if t.offered()]
+        return [t.spec() for n, t in self._tools.items() if t.offered() and self.admits(n)]
 
     def offered_names(self) -> list[str]:
-        return [n for n, t in self._tools.items() if t.offered()]
+        return [n for n, t in self._tools.items() if t.offered() and self.admits(n)]
 
     def clone(self, exclude: set[str] | None = None) -> ToolRegistry:
         exclude = exclude or set()
-        return ToolRegistry([t for n, t in self._tools.items() if n not in exclude])
+        copy = ToolRegistry([t for n, t in self._tools.items() if n not in exclude])
+        copy.admits = self.admits
+        return copy
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools
