@@ -180,11 +180,12 @@ async def attach_mcp(
         return None, warnings
     from aistack_tui.mcp.manager import McpManager
 
-    manager = McpManager(configs, config.home / "logs", settings.mcp_connect_timeout)
+    manager = McpManager(configs, config.home / "logs", settings.mcp_connect_timeout,
+                         relay=config.mcp_relay)
     context.services["tool_registry"] = tools
 
     def on_status(status: ServerStatus) -> None:
-        if status.status in ("connected", "failed"):
+        if status.status in ("connected", "failed", "disabled"):
             register_mcp_tools(manager, tools, context_window)
 
     manager.add_listener(on_status)

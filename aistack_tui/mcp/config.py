@@ -28,6 +28,8 @@ SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]+$")
 _VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 _STDIO_KEYS = {"type", "command", "args", "env", "cwd", "timeout", "disabled"}
 _HTTP_KEYS = {"type", "url", "headers", "timeout", "disabled"}
+_SDK_KEYS = {"type", "name", "timeout", "disabled"}
+"""`name` is what the Agent SDK passes (the name it gave `create_sdk_mcp_server`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +70,24 @@ class HttpServerConfig:
         return f"{self.type} {self.url}"
 
 
-ServerConfig: TypeAlias = StdioServerConfig | HttpServerConfig
+@dataclass(frozen=True, slots=True)
+class SdkServerConfig:
+    """A server running inside the client program that drives the session (the Claude
+    Agent SDK's `create_sdk_mcp_server`), reached through that client (sdk_transport)."""
+
+    name: str
+    source: str = ""
+    scope: Literal["user", "project"] = "user"
+    call_timeout: float | None = None
+    disabled: bool = False
+    fingerprint: str = ""
+    type: Literal["sdk"] = "sdk"
+
+    def describe(self) -> str:
+        return "sdk (in the client program)"
+
+
+ServerConfig: TypeAlias = StdioServerConfig | HttpServerConfig | SdkServerConfig
 
 
 class _EntryError(ValueError):
@@ -188,11 +207,8 @@ def parse_server(
     def expand(text: str) -> str:
         return expand_vars(text, env, missing)
 
-    unknown = sorted(
-        k for k in entry if not k.startswith("_") and k not in (
-            _STDIO_KEYS if kind == "stdio" else _HTTP_KEYS
-        )
-    )
+    known = {"stdio": _STDIO_KEYS, "sdk": _SDK_KEYS}.get(str(kind), _HTTP_KEYS)
+    unknown = sorted(k for k in entry if not k.startswith("_") and k not in known)
     if unknown:
         raise _EntryError(f"unknown key(s) {', '.join(unknown)} for a {kind} server")
     disabled = entry.get("disabled", False) is True
@@ -234,6 +250,11 @@ def parse_server(
         config = HttpServerConfig(
             name=name, type=kind, url=url, headers=headers, source=source, scope=scope,
             call_timeout=call_timeout, disabled=disabled, fingerprint=fingerprint,
+        )
+    elif kind == "sdk":
+        config = SdkServerConfig(
+            name=name, source=source, scope=scope, call_timeout=call_timeout,
+            disabled=disabled, fingerprint=fingerprint,
         )
     else:
         raise _EntryError(

@@ -23,7 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias
 
 from aistack_tui import __version__
-from aistack_tui.mcp.config import HttpServerConfig, ServerConfig, StdioServerConfig
+from aistack_tui.mcp.config import (
+    HttpServerConfig,
+    SdkServerConfig,
+    ServerConfig,
+    StdioServerConfig,
+)
+from aistack_tui.mcp.sdk_transport import McpRelay, NoRelayError, sdk_streams
 
 if TYPE_CHECKING:
     import mcp_types
@@ -95,6 +101,8 @@ def describe_error(exc: BaseException, config: ServerConfig) -> str:
         if err.code == -32000:  # CONNECTION_CLOSED
             return "the server closed the connection (it exited or crashed)"
         return f"server error {err.code}: {err.message}"
+    if isinstance(err, NoRelayError):
+        return str(err)
     text = str(err).strip() or type(err).__name__
     return f"{type(err).__name__}: {text}" if type(err).__name__ not in text else text
 
@@ -125,8 +133,10 @@ class _Connection:
         connect_timeout: float,
         call_timeout: float,
         on_change: Callable[[ServerStatus], None],
+        relay: McpRelay | None = None,
     ) -> None:
         self.config = config
+        self.relay = relay
         self.log_path = log_dir / f"mcp-{config.name}.log"
         self.connect_timeout = connect_timeout
         self.call_timeout = config.call_timeout or call_timeout
@@ -242,6 +252,9 @@ class _Connection:
                 cwd=cfg.cwd,
             )
             return await stack.enter_async_context(stdio_client(params, errlog=errlog))
+        if isinstance(cfg, SdkServerConfig):
+            self._log("connecting through the client program")
+            return await stack.enter_async_context(sdk_streams(cfg.name, self.relay))
         assert isinstance(cfg, HttpServerConfig)
         self._log(f"connecting to {cfg.describe()}")
         if cfg.type == "sse":
@@ -388,12 +401,14 @@ class McpManager:
         *,
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         max_result_chars: int | None = None,
+        relay: McpRelay | None = None,
     ) -> None:
         self.log_dir = log_dir
         self.max_result_chars = max_result_chars or DEFAULT_MAX_RESULT_CHARS
         self._listeners: list[Callable[[ServerStatus], None]] = []
         self._connections = {
-            name: _Connection(cfg, log_dir, connect_timeout, call_timeout, self._notify)
+            name: _Connection(cfg, log_dir, connect_timeout, call_timeout, self._notify,
+                              relay)
             for name, cfg in configs.items()
         }
         self._starting: set[asyncio.Task[None]] = set()
@@ -447,6 +462,19 @@ class McpManager:
         conn = self._connections[name]
         if conn.status != "disabled":
             await conn._teardown(wait=True)  # pyright: ignore[reportPrivateUsage]
+            conn.status = "failed"
+            await conn.connect()
+        return conn.snapshot()
+
+    async def set_enabled(self, name: str, enabled: bool) -> ServerStatus:
+        """Turn one server off (stopped, its tools gone) or on again (the client's
+        `mcp_toggle`); the caller registers the tools anew."""
+        conn = self._connections[name]
+        if not enabled:
+            await conn._teardown(wait=True)  # pyright: ignore[reportPrivateUsage]
+            conn.tools = []
+            conn._set("disabled", None)  # pyright: ignore[reportPrivateUsage]
+        elif conn.status == "disabled":
             conn.status = "failed"
             await conn.connect()
         return conn.snapshot()

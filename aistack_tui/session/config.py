@@ -33,6 +33,9 @@ KEY_PROVIDERS: tuple[tuple[str, str, str], ...] = (
 """Providers a first run can set up with a pasted key: (name, label, key variable)."""
 
 TrustPrompt = Callable[[list["TrustItem"]], Awaitable[bool]]
+McpRelay = Callable[[str, dict[str, Any]], Awaitable["dict[str, Any] | None"]]
+"""(server name, JSON-RPC message) → the response: mcp/sdk_transport.py's relay, named
+here too because the run configuration sits below the MCP package."""
 
 
 class NoProviderError(ConfigError):
@@ -77,6 +80,9 @@ class RunConfig:
     are offered either way, as in Claude Code."""
     thinking_budget: int | None = None
     """`--max-thinking-tokens`: extended thinking with this budget (Anthropic models)."""
+    mcp_relay: McpRelay | None = None
+    """How `"type": "sdk"` MCP servers are reached: through the client program driving
+    the session (print mode's control protocol sets it); None fails them with a reason."""
     client_mcp_servers: dict[str, Any] = field(default_factory=dict[str, Any])
     """MCP servers the client driving the session supplied (an editor's `mcpServers`),
     as `.mcp.json` entries by name: validated like that file, started with no trust
