@@ -33,8 +33,7 @@ from aistack_tui.trust_gate import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
+    from aistack_tui.agent.hooks import HookGroup, HookRunner
     from aistack_tui.agent.ports import ApprovalHandler
     from aistack_tui.agent.runtime import Agent
     from aistack_tui.llm.types import Message, Usage
@@ -185,18 +184,8 @@ async def open_session(
         system_prompt += f"\n\n{PLAN_MODE_PROMPT}"  # phrased for any mode: Shift+Tab may switch
         hook_runner = None
         if hooks:
-            from aistack_tui.agent.hooks import HookRunner
-
-            hook_runner = HookRunner(
-                hooks, session_id=info.id, cwd=config.cwd, project_root=config.project_root,
-                env=settings.env,
-                transcript_path=config.home / "transcripts" / f"{info.id}.jsonl",
-            )
+            hook_runner = make_hook_runner(config, hooks, info.id, engine)
             hook_runner.messages = lambda: history
-            hook_runner.permission_mode = lambda: engine.mode
-            runner.pre_tool_hook = hook_runner.pre_tool_use
-            runner.post_tool_hook = hook_runner.post_tool_use
-            runner.notification_hook = hook_runner.notification
             started = await hook_runner.session_start("resume" if history else "startup")
             if started:
                 system_prompt += f"\n\n<session_start_context>\n{started}\n</session_start_context>"
@@ -256,8 +245,7 @@ async def open_session(
         for warning in extensions.warnings:
             agent.notify(warning)
         if hook_runner is not None:
-            hook_runner.notify = agent.notify
-            hook_runner.messages = lambda: agent.messages
+            wire_hooks(agent, hook_runner)
         session = LiveSession(
             config=config,
             agent=agent,
@@ -289,6 +277,43 @@ def search_usage(agent: Callable[[], Agent]) -> Callable[[Usage], None]:
         current.totals.add(model, usage, cost_usd(current.model_info, usage))
 
     return add
+
+
+def make_hook_runner(
+    config: RunConfig, hooks: dict[str, list[HookGroup]], session_id: str,
+    engine: PermissionEngine,
+) -> HookRunner:
+    from aistack_tui.agent.hooks import HookRunner
+
+    runner = HookRunner(
+        hooks, session_id=session_id, cwd=config.cwd, project_root=config.project_root,
+        env=config.loaded.settings.env,
+        transcript_path=config.home / "transcripts" / f"{session_id}.jsonl",
+    )
+    runner.permission_mode = lambda: engine.mode
+    return runner
+
+
+def wire_hooks(agent: Agent, hook_runner: HookRunner) -> None:
+    """Hang the hook runner on the agent and its tool runner (PreToolUse, PostToolUse,
+    Notification; the loop runs the others)."""
+    agent.hook_runner = hook_runner
+    agent.runner.pre_tool_hook = hook_runner.pre_tool_use
+    agent.runner.post_tool_hook = hook_runner.post_tool_use
+    agent.runner.notification_hook = hook_runner.notification
+    hook_runner.notify = agent.notify
+    hook_runner.messages = lambda: agent.messages
+
+
+def session_hooks(session: LiveSession) -> HookRunner:
+    """The session's hook runner, made (with no settings hooks) when a client program
+    brings the first hooks after the session opened (the Agent SDK's `hooks=` arrive
+    with its `initialize` request)."""
+    if session.agent.hook_runner is None:
+        wire_hooks(session.agent, make_hook_runner(
+            session.config, {}, session.session_id, session.engine))
+    assert session.agent.hook_runner is not None
+    return session.agent.hook_runner
 
 
 def warn_if_deprecated(session: LiveSession) -> None:

@@ -9,6 +9,14 @@ may decide); exit 2 blocks and its stderr goes to the model; any other code is a
 non-blocking error shown to the user. A hook's `allow` skips a prompt but never overrides
 a deny or ask rule (the tool runner enforces that).
 
+Hooks may also be callbacks in the program driving the session (the Agent SDK's `hooks=`
+option, over the control protocol): `join` adds their groups beside the settings' own,
+and a callback's answer is read exactly as a command's stdout JSON is, with Claude Code's
+decision fields: `permissionDecision` allow/deny/ask, `updatedInput` (PreToolUse runs the
+call with it), `additionalContext` (given to the model), `decision: "block"` with a
+`reason`, `systemMessage` (shown to the user) and `continue: false` (the turn stops after
+the hook; `stopReason` says why).
+
 The matcher selects what Claude Code selects by: the tool name for PreToolUse and
 PostToolUse, the source for SessionStart (`startup`, `resume`, `clear`, `compact`), the
 trigger for PreCompact (`manual`, `auto`), the notification type for Notification and the
@@ -25,7 +33,7 @@ import json
 import os
 import re
 import signal
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -33,6 +41,7 @@ from typing import Any
 from aistack_tui.agent.tool_runner import HookVerdict
 from aistack_tui.json_values import as_list, as_object
 from aistack_tui.llm.types import Message, ToolResultBlock
+from aistack_tui.tools.editor import current_call_id
 
 HOOK_EVENTS = (
     "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "Notification",
@@ -56,9 +65,24 @@ class HookCommand:
 
 
 @dataclass(frozen=True, slots=True)
+class HookCallback:
+    """A hook the client program runs (an Agent SDK callback), named by its id."""
+
+    callback_id: str
+    timeout: float = DEFAULT_TIMEOUT
+    blocks_on_failure: bool = False
+    """The SDK's `on_failure="block"`: a callback that fails blocks the action."""
+
+
+CallbackCaller = Callable[[str, dict[str, Any], "str | None"], Awaitable[dict[str, Any]]]
+"""(callback id, hook input, tool_use_id) → the callback's output, Claude Code's hook
+JSON; raises when the client could not run it."""
+
+
+@dataclass(frozen=True, slots=True)
 class HookGroup:
     matcher: str
-    commands: tuple[HookCommand, ...]
+    commands: tuple[HookCommand | HookCallback, ...]
 
     def matches(self, value: str | None) -> bool:
         """Whether the group runs for `value` (None: an event without a matcher)."""
@@ -161,9 +185,21 @@ class HookRunner:
         self.messages: Callable[[], Sequence[Message]] = tuple
         """The conversation so far (set by the session once the agent exists)."""
         self.permission_mode: Callable[[], str] = lambda: "default"
+        self.call_back: CallbackCaller | None = None
+        """How `HookCallback`s reach the client (set by `join`)."""
+        self.halted: str | None = None
+        """Why a hook answered `continue: false` during this run (the loop then ends the
+        turn, reason `stop_hook`); cleared by the loop when a run starts."""
 
     def has(self, event: str) -> bool:
         return bool(self.hooks.get(event))
+
+    def join(self, hooks: Mapping[str, Sequence[HookGroup]], call_back: CallbackCaller) -> None:
+        """Add a client's hook groups (callbacks) after the settings' own; they run at
+        the same points and are read the same way."""
+        self.call_back = call_back
+        for event, groups in hooks.items():
+            self.hooks.setdefault(event, []).extend(groups)
 
     async def _run(
         self, event: str, payload: dict[str, Any], match: str | None
@@ -184,13 +220,50 @@ class HookRunner:
         results: list[HookResult] = []
         for group in groups:
             for command in group.commands:
-                result = await self._exec(command, data)
+                if isinstance(command, HookCallback):
+                    result = await self._callback(command, body)
+                    name = f"callback {command.callback_id}"
+                else:
+                    result = await self._exec(command, data)
+                    name = f"`{command.command}`"
                 if result.exit_code not in (0, BLOCK_EXIT):
                     detail = (result.stderr or result.stdout).strip()[:500]
                     why = "timed out" if result.timed_out else f"exited {result.exit_code}"
-                    self.notify(f"{event} hook `{command.command}` {why}: {detail}")
+                    self.notify(f"{event} hook {name} {why}: {detail}")
+                self._read_common(event, result)
                 results.append(result)
         return results
+
+    def _read_common(self, event: str, result: HookResult) -> None:
+        """The fields every event shares: `systemMessage` for the user, `continue:
+        false` to stop after this hook."""
+        data = result.json()
+        message = data.get("systemMessage")
+        if isinstance(message, str) and message.strip():
+            self.notify(f"{event} hook: {message.strip()}")
+        if data.get("continue") is False and self.halted is None:
+            reason = data.get("stopReason")
+            self.halted = (
+                str(reason) if isinstance(reason, str) and reason
+                else f"a {event} hook stopped the turn"
+            )
+
+    async def _callback(self, hook: HookCallback, body: dict[str, Any]) -> HookResult:
+        """Run a client's callback; its output reads like a command's stdout JSON."""
+        failure = BLOCK_EXIT if hook.blocks_on_failure else 1
+        if self.call_back is None:
+            return HookResult(failure, "", "no client is connected to run this hook")
+        tool_use_id = current_call_id.get() if "tool_name" in body else None
+        try:
+            output = await asyncio.wait_for(
+                self.call_back(hook.callback_id, body, tool_use_id), hook.timeout
+            )
+        except TimeoutError:
+            return HookResult(failure, "", f"timed out after {hook.timeout:g}s",
+                              timed_out=True)
+        except Exception as e:  # the client's failure, whatever it was, is reported
+            return HookResult(failure, "", f"the hook callback failed: {e}")
+        return HookResult(0, json.dumps(output), "")
 
     def _write_transcript(self) -> str:
         """The conversation as JSONL (one `{"type", "message"}` line per message), written
@@ -255,7 +328,18 @@ class HookRunner:
                 # The strictest decision of all hooks wins.
                 rank = {"allow": 0, "ask": 1, "deny": 2}
                 if verdict is None or rank[decision] > rank[verdict.permission or "allow"]:
-                    verdict = HookVerdict(permission=decision, reason=reason)
+                    verdict = HookVerdict(permission=decision, reason=reason,
+                                          updated_input=verdict.updated_input if verdict
+                                          else None)
+            updated = as_object(specific.get("updatedInput"))
+            if updated is not None:
+                # The call runs with the hook's input (the last hook to change it wins);
+                # the permission check then judges that input.
+                verdict = HookVerdict(permission=verdict.permission if verdict else None,
+                                      reason=verdict.reason if verdict else "",
+                                      updated_input=dict(updated))
+        if self.halted is not None:
+            return HookVerdict(block_reason=f"stopped by a PreToolUse hook: {self.halted}")
         return verdict
 
     async def post_tool_use(
@@ -276,6 +360,9 @@ class HookRunner:
                 notes.append(r.stderr.strip())
             elif data.get("decision") == "block":
                 notes.append(str(data.get("reason", "")))
+            added = (as_object(data.get("hookSpecificOutput")) or {}).get("additionalContext")
+            if isinstance(added, str) and added.strip():
+                notes.append(added.strip())
         return "\n".join(n for n in notes if n) or None
 
     async def user_prompt_submit(self, prompt: str) -> tuple[str | None, str]:
@@ -283,6 +370,8 @@ class HookRunner:
         if not self.has("UserPromptSubmit"):
             return None, ""
         results = await self._run("UserPromptSubmit", {"prompt": prompt}, None)
+        if self.halted is not None:
+            return self.halted, ""
         extra: list[str] = []
         for r in results:
             if r.exit_code == BLOCK_EXIT:
@@ -303,6 +392,8 @@ class HookRunner:
         if not self.has("Stop"):
             return None
         results = await self._run("Stop", {"stop_hook_active": stop_hook_active}, None)
+        if self.halted is not None:
+            return None  # `continue: false` stops, whatever a decision said
         for r in results:
             if r.exit_code == BLOCK_EXIT:
                 return r.stderr.strip() or "a Stop hook asked to continue"

@@ -34,6 +34,9 @@ class ApprovalDecision:
 
     kind: ApprovalKind
     feedback: str = ""
+    updated_input: dict[str, Any] | None = None
+    """Approved with this input instead of the model's (a client program's
+    `updatedInput`): the runner checks it against the rules again and runs it."""
 
     @property
     def approved(self) -> bool:

@@ -199,6 +199,7 @@ class Agent:
                 [lt.TextBlock(text=prompt)] if isinstance(prompt, str) else list(prompt)
             )
             if self.hook_runner is not None:
+                self.hook_runner.halted = None
                 text = "".join(b.text for b in content if isinstance(b, lt.TextBlock))
                 blocked, extra = await self.hook_runner.user_prompt_submit(text)
                 for notice in self.take_notices():
@@ -284,6 +285,11 @@ class Agent:
                 await self.hooks.on_turn_end(turns)
                 if self._interrupt.is_set():
                     reason = "interrupted"
+                    break
+                if self.hook_runner is not None and self.hook_runner.halted is not None:
+                    # A hook answered `continue: false`: the turn ends here, saying why.
+                    reason, detail = "stop_hook", self.hook_runner.halted
+                    yield ev.Notice(f"Stopped by a hook: {detail}", "warning")
                     break
                 check_tool_failures(self.limits, tool_failures)
         except _PromptBlockedError:

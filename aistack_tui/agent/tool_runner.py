@@ -72,6 +72,8 @@ class HookVerdict:
     block_reason: str | None = None
     permission: str | None = None  # "allow" | "deny" | "ask"
     reason: str = ""
+    updated_input: dict[str, Any] | None = None
+    """The input the call runs with instead of the model's (`updatedInput`)."""
 
 
 @dataclass
@@ -156,9 +158,17 @@ class ToolRunner:
         except ToolError as e:
             return finish(f"Error: {e}", True)
 
+        current_call_id.set(call.id)  # hooks name the call they are asked about
         verdict = await self.pre_tool_hook(call.name, call.input) if self.pre_tool_hook else None
         if verdict and verdict.block_reason is not None:
             return finish(f"Blocked by a PreToolUse hook: {verdict.block_reason}", True)
+        if verdict and verdict.updated_input is not None:
+            # A hook rewrote the call: that input is what is checked, asked about and run.
+            call = call.model_copy(update={"input": verdict.updated_input})
+            try:
+                args = tool.parse_args(call.input)
+            except ToolError as e:
+                return finish(f"Error: the input a PreToolUse hook gave is invalid: {e}", True)
 
         # Bash calls share one working directory, so each is checked, asked about and run
         # under one lock: the engine then judges the command from the directory it will
@@ -209,6 +219,11 @@ class ToolRunner:
                     self.permissions.grant_session(decision.suggested_rule)
                     if answer.kind == "save":
                         self.permissions.save_rule(decision.suggested_rule)
+                if answer.updated_input is not None and answer.updated_input != call.input:
+                    changed = self._changed_input(tool, call, answer.updated_input, bash)
+                    if isinstance(changed, str):
+                        return self._deny(call, changed, emit, finish)
+                    call, args, decision = changed
                 grant = decision.grant.approved() if decision.grant else APPROVED_GRANT
                 emit(PermissionDecided(call.id, call.name, "allow", f"approved ({answer.kind})"))
             # This call runs in its own task, so the grant reaches only its own tool run.
@@ -255,6 +270,28 @@ class ToolRunner:
                     is_error=block.is_error,
                 )
         return block
+
+    def _changed_input(
+        self, tool: Tool[Any], call: ToolUseBlock, new_input: dict[str, Any], bash: bool
+    ) -> tuple[ToolUseBlock, Any, Decision] | str:
+        """The call with the input its approver wrote, checked against the rules again:
+        the approval covers the input the approver chose, never one a rule denies. The
+        reason it is refused otherwise."""
+        try:
+            args = tool.parse_args(new_input)
+        except ToolError as e:
+            return f"The approved input is invalid: {e}"
+        decision = self.permissions.check(PermissionRequest(
+            tool_name=call.name,
+            tool_input=args.model_dump(by_alias=True, exclude_none=True),
+            read_only=tool.read_only,
+            needs_permission=tool.needs_permission,
+            cwd=self.context.bash_cwd if bash else None,
+        ))
+        if decision.behavior == "deny":
+            return f"The approved input is denied: {decision.reason}"
+        checked_path.set(decision.path)  # the file the new input names, and no other
+        return call.model_copy(update={"input": dict(new_input)}), args, decision
 
     def _deny(
         self,

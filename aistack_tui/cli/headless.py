@@ -42,6 +42,9 @@ def add_headless_flags(p: argparse.ArgumentParser) -> None:
                    help="more directories the tools may reach, this run only")
     p.add_argument("--dangerously-skip-permissions", action="store_true",
                    help="the same as --permission-mode bypassPermissions")
+    p.add_argument("--replay-user-messages", action="store_true",
+                   help="stream-json input: echo each prompt as a user line with its uuid "
+                   "(what rewind_files takes)")
     p.add_argument("--setting-sources", metavar="SOURCES",
                    help="comma-separated user, project, local: read only the settings "
                    "files of these scopes (empty: none of them)")
@@ -63,6 +66,8 @@ def headless_problem(args: argparse.Namespace) -> str | None:
     streamed_in = args.input_format == "stream-json"
     if streamed_in and args.output_format != "stream-json":
         return "--input-format stream-json needs --output-format stream-json"
+    if args.replay_user_messages and not streamed_in:
+        return "--replay-user-messages needs --input-format stream-json"
     if args.include_partial_messages and args.output_format != "stream-json":
         return "--include-partial-messages needs --output-format stream-json"
     if args.permission_prompt_tool is not None:
@@ -158,5 +163,6 @@ def run_stream_input(config: RunConfig, args: argparse.Namespace) -> int:
     options = StreamOptions(
         include_partial=args.include_partial_messages,
         prompt_via_control=args.permission_prompt_tool == PROMPT_TOOL,
+        replay_user=args.replay_user_messages,
     )
     return run_front_end(run_stream_session(config, options))

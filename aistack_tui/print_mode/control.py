@@ -2,10 +2,11 @@
 
 Claude Code and the Claude Agent SDK exchange `control_request` / `control_response`
 lines beside the conversation: the client asks (`initialize`, `interrupt`,
-`set_permission_mode`, `set_model`, `mcp_status`) and the CLI answers; the CLI asks
-(`can_use_tool`) and the client answers. `ControlChannel` numbers aistack's own requests
-and matches the answers; `ControlHandler` answers the client's, through the session
-facade only.
+`set_permission_mode`, `set_model`, `mcp_status`, `get_context_usage`, `rewind_files`,
+`mcp_reconnect`, `mcp_toggle`, `stop_task`) and the CLI answers; the CLI asks
+(`can_use_tool`, `hook_callback`, `mcp_message`) and the client answers.
+`ControlChannel` numbers aistack's own requests and matches the answers;
+`ControlHandler` answers the client's, through the session facade and `SessionExtras`.
 """
 
 from __future__ import annotations
@@ -139,10 +140,28 @@ class ControlledSession(Protocol):
     def mcp_statuses(self) -> Sequence[McpStatus]: ...
 
 
+class SessionExtras(Protocol):
+    """What the client's other requests reach: hooks joining, context usage, file
+    rewind, MCP servers (print_mode/session_controls.py adapts the live session)."""
+
+    def join_hooks(self, hooks: Any) -> None:
+        """initialize's `hooks` join the session's hooks; ControlError if they cannot."""
+        ...
+
+    async def context_usage(self) -> dict[str, Any]: ...
+
+    async def rewind_files(self, user_message_id: str, dry_run: bool) -> dict[str, Any]: ...
+
+    async def mcp_reconnect(self, name: str) -> None: ...
+
+    async def mcp_toggle(self, name: str, enabled: bool) -> None: ...
+
+    async def stop_task(self, task_id: str) -> None: ...
+
+
 # initialize fields that would change what runs. A client relying on them must not get
 # a session that silently goes without (a hook may be its guard), so they are refused.
 UNSUPPORTED_INIT_FIELDS: dict[str, str] = {
-    "hooks": "hook callbacks over the control protocol",
     "agents": "subagent definitions",
 }
 
@@ -162,12 +181,14 @@ class ControlHandler:
         *,
         resolve_model: Callable[[str], str],
         commands: Sequence[dict[str, str]] = (),
+        extras: SessionExtras | None = None,
     ) -> None:
         self.session = session
         self.channel = channel
         self.resolve_model = resolve_model
         self.default_model = session.model
         self.commands = list(commands)
+        self.extras = extras
         self.initialized = False
 
     async def handle(self, request: ControlRequest) -> None:
@@ -208,8 +229,34 @@ class ControlHandler:
                 return {"model": self.session.model}
             case "mcp_status":
                 return {"mcpServers": [_mcp_entry(s) for s in self.session.mcp_statuses()]}
+            case (
+                "get_context_usage" | "rewind_files" | "mcp_reconnect" | "mcp_toggle"
+                | "stop_task"
+            ) if self.extras is not None:
+                return await self._extra(self.extras, request.subtype, request.body)
             case other:
                 raise ControlError(f"aistack does not support the control request {other!r}")
+
+    async def _extra(
+        self, extras: SessionExtras, subtype: str, body: dict[str, Any]
+    ) -> dict[str, Any]:
+        match subtype:
+            case "get_context_usage":
+                return await extras.context_usage()
+            case "rewind_files":
+                return await extras.rewind_files(
+                    _text(body, "user_message_id"), body.get("dry_run") is True
+                )
+            case "mcp_reconnect":
+                await extras.mcp_reconnect(_text(body, "serverName"))
+            case "mcp_toggle":
+                enabled = body.get("enabled")
+                if not isinstance(enabled, bool):
+                    raise ControlError("mcp_toggle needs enabled (true or false)")
+                await extras.mcp_toggle(_text(body, "serverName"), enabled)
+            case _:
+                await extras.stop_task(_text(body, "task_id"))
+        return {}
 
     def _initialize(self, body: dict[str, Any]) -> dict[str, Any]:
         if self.initialized:
@@ -217,10 +264,16 @@ class ControlHandler:
         refused = [
             what for key, what in UNSUPPORTED_INIT_FIELDS.items() if body.get(key)
         ]
+        if body.get("hooks") and self.extras is None:
+            refused.append("hook callbacks over the control protocol")
         if refused:
             raise ControlError(f"aistack does not support {' or '.join(refused)}")
+        if body.get("hooks") and self.extras is not None:
+            self.extras.join_hooks(body["hooks"])
         self.initialized = True
         return {
+            # A callback with onFailure "block" blocks when it fails (the SDK checks).
+            "hook_on_failure_supported": True,
             "commands": self.commands,
             "output_style": OUTPUT_STYLE,
             "available_output_styles": [OUTPUT_STYLE],
@@ -228,6 +281,13 @@ class ControlHandler:
                        for m in self.session.available_models()],
             "account": {},
         }
+
+
+def _text(body: dict[str, Any], key: str) -> str:
+    value = body.get(key)
+    if not isinstance(value, str) or not value:
+        raise ControlError(f"{body.get('subtype')} needs {key}")
+    return value
 
 
 def _mcp_entry(status: McpStatus) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 Where the TUI shows a dialog, a client of the stream-json protocol gets a `can_use_tool`
 control request (the Claude Agent SDK calls its `can_use_tool` callback with it) and its
 answer decides: allow, allow and keep the rule (`updatedPermissions`), or deny with a
-message the model reads. A client that goes away, or answers with an error, denies.
+message the model reads. An allow may carry `updatedInput`: the call runs with that
+input once the rules have judged it (a deny rule still denies). A client that goes
+away, or answers with an error, denies.
 """
 
 from __future__ import annotations
@@ -26,10 +28,6 @@ DESTINATIONS: dict[str, ApprovalKind] = {
     "projectSettings": "save",
     "userSettings": "save",
 }
-CHANGED_INPUT = (
-    "Permission was not granted: the client allowed this call only with a changed input, "
-    "which aistack does not run. Ask again with the input it should have."
-)
 
 
 def rule_value(rule: str) -> dict[str, str]:
@@ -138,13 +136,17 @@ class ControlApprover:
         behavior = answer.get("behavior")
         if behavior == "allow":
             updated = answer.get("updatedInput")
-            if updated is not None and updated != request.tool_input:
-                return ApprovalDecision("reject", CHANGED_INPUT)
+            changed = (
+                cast(dict[str, Any], updated)
+                if isinstance(updated, dict) and updated != request.tool_input else None
+            )
             updates = answer.get("updatedPermissions")
             mode = mode_update(updates)
             if mode is not None:
                 self.on_mode(mode)
-            return ApprovalDecision(keep_kind(updates, request.decision.suggested_rule))
+            # A changed input runs once the tool runner has checked it against the rules.
+            return ApprovalDecision(keep_kind(updates, request.decision.suggested_rule),
+                                    updated_input=changed)
         message = answer.get("message")
         feedback = (
             str(message) if isinstance(message, str) and message

@@ -12,6 +12,7 @@ prompt becomes a `can_use_tool` request to the client.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import sys
 from collections.abc import Callable
@@ -26,10 +27,12 @@ from aistack_tui.print_mode.formatters import (
     RunInfo,
     StreamJsonFormatter,
     init_object,
+    message_envelope,
     result_object,
 )
 from aistack_tui.print_mode.permission_prompt import ControlApprover
 from aistack_tui.print_mode.runner import report, settle_start
+from aistack_tui.print_mode.session_controls import LiveSessionExtras, mcp_relay
 from aistack_tui.print_mode.stream_input import (
     ControlReply,
     ControlRequest,
@@ -65,6 +68,9 @@ class StreamOptions:
     """`--include-partial-messages`: `stream_event` lines as the answer streams."""
     prompt_via_control: bool = False
     """`--permission-prompt-tool stdio`: ask the client instead of denying."""
+    replay_user: bool = False
+    """`--replay-user-messages`: echo each prompt, with its `uuid` (the message id a
+    `rewind_files` request names)."""
 
 
 class JsonLines:
@@ -132,12 +138,20 @@ class _Ending:
 class _TurnFormatter(StreamJsonFormatter):
     """stream-json through the shared writer (a closed stdout ends quietly)."""
 
-    def __init__(self, lines: JsonLines, partial: bool) -> None:
+    def __init__(self, lines: JsonLines, partial: bool, replay_user: bool = False) -> None:
         super().__init__(lines.out, partial)
         self.lines = lines
+        self.replay_user = replay_user
 
     def _emit(self, obj: dict[str, Any]) -> None:
         self.lines.emit(obj)
+
+    def event(self, event: ev.AgentEvent) -> None:
+        if self.replay_user and isinstance(event, ev.MessageAdded):
+            message = event.message
+            if message.role == "user" and not message.tool_results():
+                self._emit({**message_envelope(message, self.session_id), "uuid": message.id})
+        super().event(event)
 
 
 async def run_stream_session(
@@ -174,6 +188,8 @@ async def run_stream_session(
         if options.prompt_via_control
         else DenyAll()
     )
+    # The client's in-process MCP servers (`"type": "sdk"`) are reached through it.
+    config = dataclasses.replace(config, mcp_relay=mcp_relay(channel))
     with StopSignals(lambda signum: ending.end(signal_status(signum))) as signals:
         try:
             session = await open_session(config, approver)
@@ -219,10 +235,9 @@ async def _serve(
 ) -> int:
     from aistack_tui.session.providers import guess_provider
 
-    await settle_start(session, config, err)
-
     handler = ControlHandler(
-        session, channel, resolve_model=lambda m: m if "/" in m else guess_provider(m)
+        session, channel, resolve_model=lambda m: m if "/" in m else guess_provider(m),
+        extras=LiveSessionExtras(session, channel),
     )
     turns: asyncio.Queue[UserTurn | None] = asyncio.Queue()
     ending.turns = turns
@@ -259,6 +274,9 @@ async def _serve(
     reader = asyncio.create_task(read())
     code = EXIT_OK
     try:
+        # Stdin is read from here on: SDK MCP servers connect through the client while
+        # start-up waits for them, and `initialize` is answered meanwhile.
+        await settle_start(session, config, err)
         while (turn := await turns.get()) is not None and not bad_input:
             code = await _run_turn(session, config, options, lines, err, turn)
             if ending.status is not None:
@@ -278,7 +296,7 @@ async def _run_turn(
     err: TextIO,
     turn: UserTurn,
 ) -> int:
-    formatter = _TurnFormatter(lines, options.include_partial)
+    formatter = _TurnFormatter(lines, options.include_partial, options.replay_user)
     info = RunInfo(
         session_id=session.session_id,
         cwd=str(session.cwd),

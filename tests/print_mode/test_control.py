@@ -12,7 +12,6 @@ from aistack_tui.agent.ports import ApprovalRequest
 from aistack_tui.permissions.types import Decision
 from aistack_tui.print_mode.control import ControlChannel, ControlError
 from aistack_tui.print_mode.permission_prompt import (
-    CHANGED_INPUT,
     ControlApprover,
     keep_kind,
     rule_value,
@@ -167,14 +166,15 @@ async def test_allow_with_the_same_input_runs_once_and_set_mode_is_applied() -> 
     assert modes == ["acceptEdits"]
 
 
-async def test_allow_with_changed_input_is_refused() -> None:
+async def test_allow_with_changed_input_carries_the_input() -> None:
     client = Client()
     approver = ControlApprover(client.channel, on_interrupt=lambda: None, on_mode=lambda m: None)
     pending = asyncio.create_task(approver.decide(edit_request()))
     await client.answer({"behavior": "allow",
                          "updatedInput": {**EDIT_INPUT, "new_string": "0"}})
     decision = await pending
-    assert decision.kind == "reject" and decision.feedback == CHANGED_INPUT
+    assert decision.kind == "once"
+    assert decision.updated_input == {**EDIT_INPUT, "new_string": "0"}
 
 
 async def test_a_client_that_goes_away_denies() -> None:

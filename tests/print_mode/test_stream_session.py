@@ -115,9 +115,9 @@ async def test_control_requests_change_mode_and_model_and_report_mcp(git_repo: P
         assert (await wire.response("r1"))["subtype"] == "success"
         wire.control("r2", "set_permission_mode", mode="plan")
         assert (await wire.response("r2"))["response"] == {"mode": "plan"}
-        wire.control("r3", "set_permission_mode", mode="dontAsk")
+        wire.control("r3", "set_permission_mode", mode="auto")
         refused = await wire.response("r3")
-        assert refused["subtype"] == "error" and "dontAsk" in refused["error"]
+        assert refused["subtype"] == "error" and "auto" in refused["error"]
         wire.control("r4", "set_model", model="claude-haiku-4-5")
         assert (await wire.response("r4"))["response"] == {
             "model": "anthropic/claude-haiku-4-5"}
@@ -126,9 +126,9 @@ async def test_control_requests_change_mode_and_model_and_report_mcp(git_repo: P
         assert no_key["subtype"] == "error" and "OPENAI_API_KEY" in no_key["error"]
         wire.control("r5", "mcp_status")
         assert (await wire.response("r5"))["response"] == {"mcpServers": []}
-        wire.control("r6", "rewind_files", user_message_id="x")
+        wire.control("r6", "no_such_request")
         unknown = await wire.response("r6")
-        assert unknown["subtype"] == "error" and "rewind_files" in unknown["error"]
+        assert unknown["subtype"] == "error" and "no_such_request" in unknown["error"]
         wire.user("hello")
         wire.close()
         assert await asyncio.wait_for(task, 30) == 0
@@ -139,17 +139,17 @@ async def test_control_requests_change_mode_and_model_and_report_mcp(git_repo: P
     assert init["model"] == "anthropic/claude-haiku-4-5"
 
 
-async def test_initialize_with_hook_callbacks_is_refused(git_repo: Path) -> None:
+async def test_initialize_with_hooks_of_an_unknown_event_is_refused(git_repo: Path) -> None:
     wire = Wire()
     with FakeLLMServer([]) as server:
         task = serve(server, wire)
-        wire.control("r1", "initialize", hooks={"PreToolUse": [
+        wire.control("r1", "initialize", hooks={"PermissionRequest": [
             {"matcher": "Bash", "hookCallbackIds": ["hook_0"]}]})
         answer = await wire.response("r1")
         wire.close()
         assert await asyncio.wait_for(task, 30) == 0
     assert answer["subtype"] == "error"
-    assert "hook callbacks" in answer["error"]
+    assert "PermissionRequest" in answer["error"]
 
 
 async def test_partial_messages_stream_before_the_assistant_line(git_repo: Path) -> None:

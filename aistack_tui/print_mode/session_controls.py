@@ -1,0 +1,115 @@
+"""What a client program's control requests reach beyond the session facade: its
+`hooks=` callbacks, its in-process MCP servers, context usage, file rewind, MCP
+reconnect and toggle, stopping a task.
+
+`LiveSessionExtras` implements `control.SessionExtras` for a live session: each answer is
+made from what the session already knows (its context report, its checkpoints, its MCP
+manager), in the shapes the Claude Agent SDK reads. `mcp_relay` carries an SDK MCP
+server's JSON-RPC to the client and back as `mcp_message` requests.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from aistack_tui.bootstrap import session_hooks
+from aistack_tui.print_mode.control import ControlChannel, ControlError
+from aistack_tui.print_mode.sdk_hooks import callback_caller, parse_sdk_hooks
+
+if TYPE_CHECKING:
+    from aistack_tui.mcp.sdk_transport import McpRelay
+    from aistack_tui.session.live import LiveSession
+
+
+def mcp_relay(channel: ControlChannel) -> McpRelay:
+    """An SDK MCP server's messages as `mcp_message` requests; the client answers with
+    the server's JSON-RPC response in `mcp_response`."""
+
+    async def relay(name: str, message: dict[str, Any]) -> dict[str, Any] | None:
+        answer = await channel.request("mcp_message",
+                                       {"server_name": name, "message": message})
+        response = answer.get("mcp_response")
+        return response if isinstance(response, dict) else None  # pyright: ignore[reportUnknownVariableType]
+
+    return relay
+
+
+class LiveSessionExtras:
+    """`control.SessionExtras` over a live session and the channel to its client."""
+
+    def __init__(self, session: LiveSession, channel: ControlChannel) -> None:
+        self.session = session
+        self.channel = channel
+
+    def join_hooks(self, hooks: Any) -> None:
+        groups = parse_sdk_hooks(hooks)
+        if groups:
+            session_hooks(self.session).join(groups, callback_caller(self.channel))
+
+    async def context_usage(self) -> dict[str, Any]:
+        """The context window by category, in the shape of Claude Code's `/context`."""
+        session = self.session
+        report = await session.context_report()
+        fixed = report.system_prompt_tokens + report.tool_tokens
+        used = max(report.used_tokens, fixed)
+        categories = [
+            {"name": "System prompt", "tokens": report.system_prompt_tokens,
+             "color": "promptBorder"},
+            {"name": "System tools", "tokens": report.tool_tokens, "color": "inactive"},
+            {"name": "Messages", "tokens": used - fixed, "color": "purple"},
+            {"name": "Free space", "tokens": max(0, report.window - used), "color": "promptBorder"},
+        ]
+        mcp_tools = [
+            {"name": f"mcp__{server}__{tool}", "serverName": server, "tokens": 0,
+             "isLoaded": True}
+            for server, tools in session.mcp_tools().items() for tool in tools
+        ]
+        settings = session.config.loaded.settings
+        return {
+            "categories": categories,
+            "totalTokens": used,
+            "maxTokens": report.window,
+            "rawMaxTokens": report.window,
+            "percentage": round(100 * used / report.window, 2) if report.window else 0.0,
+            "model": session.model,
+            "isAutoCompactEnabled": settings.compaction.auto_ratio < 1,
+            "autoCompactThreshold": int(report.window * settings.compaction.auto_ratio),
+            "memoryFiles": [],
+            "mcpTools": mcp_tools,
+            "agents": [],
+            "gridRows": [],
+            "apiUsage": None,
+        }
+
+    async def rewind_files(self, user_message_id: str, dry_run: bool) -> dict[str, Any]:
+        """Files back to before the turn that `user_message_id` (the turn's prompt, as
+        `--replay-user-messages` gives its `uuid`) started; the conversation stays."""
+        session = self.session
+        checkpoints = session.checkpoints
+        if checkpoints is None:
+            raise ControlError("file checkpoints are off (settings `checkpoints`)")
+        turns = [t.turn_id for t in checkpoints.list_turns(session.session_id)]
+        if dry_run:
+            return {"canRewind": user_message_id in turns}
+        result = await checkpoints.rewind(session.session_id, user_message_id)
+        if not result.ok:
+            raise ControlError(result.message)
+        return {"canRewind": True, "filesChanged": [*result.restored, *result.removed]}
+
+    async def mcp_reconnect(self, name: str) -> None:
+        status = await self.session.mcp_reconnect(name)
+        if status.status != "connected":
+            raise ControlError(f"MCP server {name!r} did not reconnect: {status.error}")
+
+    async def mcp_toggle(self, name: str, enabled: bool) -> None:
+        mcp = self.session.extensions.mcp
+        if mcp is None or name not in {s.name for s in mcp.statuses()}:
+            raise ControlError(f"no MCP server {name!r}")
+        status = await mcp.set_enabled(name, enabled)
+        if enabled and status.status != "connected":
+            raise ControlError(f"MCP server {name!r} did not start: {status.error}")
+
+    async def stop_task(self, task_id: str) -> None:
+        """aistack runs no background tasks (a Task subagent runs inside its turn and
+        ends with it), so there is never one to stop: the id is unknown."""
+        raise ControlError(f"no running task {task_id!r} (aistack runs no background tasks)")
