@@ -45,6 +45,18 @@ class ThinkingDelta:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolInputDelta:
+    """A piece of a tool call's JSON arguments as the model streams them (`partial_json`
+    is empty for the piece that opens call `index` of the answer). The call itself comes
+    whole with the finished message; this is for front ends that show it growing."""
+
+    index: int
+    tool_use_id: str
+    name: str
+    partial_json: str
+
+
+@dataclass(frozen=True, slots=True)
 class StreamReset:
     """The stream failed mid-way and is retried: discard the partial assistant text.
 
@@ -165,6 +177,7 @@ AgentEvent: TypeAlias = (
     TurnStarted
     | TextDelta
     | ThinkingDelta
+    | ToolInputDelta
     | StreamReset
     | MessageAdded
     | ToolCallRequested

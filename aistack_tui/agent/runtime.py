@@ -388,6 +388,8 @@ class Agent:
         task = asyncio.create_task(pump())
         self._active_queue = queue
         partial: list[str] = []
+        calls: dict[int, tuple[str, str]] = {}
+        """The tool calls streaming in this answer, by index: (id, name)."""
         done: lt.StreamDone | None = None
         try:
             # One queue.get() per event and no racing tasks: streaming overhead stays low;
@@ -407,8 +409,15 @@ class Agent:
                         yield ev.TextDelta(text)
                     case lt.ThinkingDelta(text=text):
                         yield ev.ThinkingDelta(text)
+                    case lt.ToolCallStarted(index=index, id=call_id, name=name):
+                        calls[index] = (call_id, name)
+                        yield ev.ToolInputDelta(index, call_id, name, "")
+                    case lt.ToolCallDelta(index=index, partial_json=piece) if index in calls:
+                        call_id, name = calls[index]
+                        yield ev.ToolInputDelta(index, call_id, name, piece)
                     case lt.StreamRetrying(error=error, attempt=attempt, delay=delay):
                         partial.clear()
+                        calls.clear()
                         self._consecutive_failures += 1
                         if (
                             self.fallback is not None

@@ -139,6 +139,8 @@ class UpdateMapper:
                 return []
             case ev.TurnStarted() | ev.MessageAdded() | ev.PermissionAsked():
                 return []  # the editor learns of asks from the permission request itself
+            case ev.ToolInputDelta():
+                return []  # the call is sent whole when the model has finished it
             case _:
                 assert_never(event)
 

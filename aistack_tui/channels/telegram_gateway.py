@@ -369,7 +369,7 @@ class TelegramGateway:
                     chat.reply.cut(chat.mark)
             case (ev.ThinkingDelta() | ev.MessageAdded()
                   | ev.PermissionAsked() | ev.ToolStarted() | ev.ToolFinished()
-                  | ev.UsageUpdated() | ev.SubagentEvent()):
+                  | ev.UsageUpdated() | ev.SubagentEvent() | ev.ToolInputDelta()):
                 return  # a chat shows the answer and the calls, not their inner workings
             case _:
                 assert_never(event)

@@ -204,6 +204,8 @@ class LineRenderer:
                 self._finish_answer()
                 self._stop_live()
                 self._footer(event)
+            case ev.ToolInputDelta():
+                pass  # a call is shown once the model has finished it
             case _:
                 assert_never(event)
 
@@ -344,7 +346,7 @@ class LineRenderer:
                 ev.TurnStarted() | ev.TextDelta() | ev.ThinkingDelta() | ev.StreamReset()
                 | ev.MessageAdded() | ev.PermissionAsked() | ev.PermissionDecided()
                 | ev.ToolFinished() | ev.UsageUpdated() | ev.Notice() | ev.ErrorOccurred()
-                | ev.SubagentEvent() | ev.TurnEnded()
+                | ev.SubagentEvent() | ev.TurnEnded() | ev.ToolInputDelta()
             ):
                 pass  # the subagent's own text and bookkeeping stay inside its Task card
             case _:

@@ -3,9 +3,10 @@
 Claude Code forwards the Anthropic streaming events (`message_start`,
 `content_block_start`, `content_block_delta`, `content_block_stop`, `message_delta`,
 `message_stop`) wrapped as `{"type":"stream_event","event":{...}}`. The agent's events are
-provider-neutral, so the same shapes are rebuilt from them here, for every provider: text
-and thinking as they arrive, tool calls (whose arguments the agent hands over whole) when
-the message is complete, just before the `assistant` line that carries it.
+provider-neutral, so the same shapes are rebuilt from them here, for every provider: text,
+thinking and a tool call's arguments (`input_json_delta` pieces) as they arrive. A
+provider that hands a call over whole (Gemini) gives one piece; a call no piece was
+streamed for is sent whole when the message is complete, before the `assistant` line.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Literal, assert_never
 from aistack_tui.agent import events as ev
 from aistack_tui.llm.types import Message, ToolUseBlock
 
-BlockKind = Literal["text", "thinking"]
+BlockKind = Literal["text", "thinking", "tool_use"]
 
 
 class PartialMessages:
@@ -28,6 +29,10 @@ class PartialMessages:
         self._open = False  # a message_start was sent and no message_stop yet
         self._index = -1
         self._block: BlockKind | None = None
+        self._tool: str | None = None
+        """The id of the tool call whose block is open."""
+        self._streamed: set[str] = set()
+        """Tool calls whose block was streamed in this message."""
 
     def feed(self, event: ev.AgentEvent) -> list[dict[str, Any]]:
         match event:
@@ -38,6 +43,8 @@ class PartialMessages:
                 return self._grow("text", text)
             case ev.ThinkingDelta(text=text):
                 return self._grow("thinking", text)
+            case ev.ToolInputDelta(tool_use_id=call_id, name=name, partial_json=piece):
+                return self._tool_piece(call_id, name, piece)
             case ev.StreamReset():
                 # The partial answer is dropped and the request sent again: end what was
                 # streamed so a client starts the retried message afresh.
@@ -59,10 +66,25 @@ class PartialMessages:
         delta = "text_delta" if kind == "text" else "thinking_delta"
         return [*self._start_block(kind), _delta(self._index, delta, text)]
 
+    def _tool_piece(self, call_id: str, name: str, piece: str) -> list[dict[str, Any]]:
+        out = self._begin()
+        if self._tool != call_id:
+            out += self._close_block()
+            self._index += 1
+            self._block, self._tool = "tool_use", call_id
+            self._streamed.add(call_id)
+            out.append({"type": "content_block_start", "index": self._index,
+                        "content_block": {"type": "tool_use", "id": call_id, "name": name,
+                                          "input": {}}})
+        if piece:
+            out.append(_delta(self._index, "input_json_delta", piece))
+        return out
+
     def _begin(self) -> list[dict[str, Any]]:
         if self._open:
             return []
-        self._open, self._index, self._block = True, -1, None
+        self._open, self._index, self._block, self._tool = True, -1, None, None
+        self._streamed = set()
         return [
             {
                 "type": "message_start",
@@ -82,7 +104,7 @@ class PartialMessages:
     def _close_block(self) -> list[dict[str, Any]]:
         if self._block is None:
             return []
-        self._block = None
+        self._block, self._tool = None, None
         return [{"type": "content_block_stop", "index": self._index}]
 
     def _start_block(self, kind: BlockKind) -> list[dict[str, Any]]:
@@ -109,7 +131,8 @@ class PartialMessages:
     def _finish(self, message: Message) -> list[dict[str, Any]]:
         out = [*self._begin(), *self._close_block()]
         for block in message.tool_uses():
-            out += self._tool_use(block)
+            if block.id not in self._streamed:
+                out += self._tool_use(block)
         usage = message.usage
         out.append(
             {

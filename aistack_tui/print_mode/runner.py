@@ -220,6 +220,7 @@ def report(event: ev.AgentEvent, config: RunConfig, err: TextIO) -> None:
             ev.TurnStarted() | ev.TextDelta() | ev.ThinkingDelta() | ev.MessageAdded()
             | ev.ToolCallRequested() | ev.PermissionAsked() | ev.ToolStarted()
             | ev.ToolFinished() | ev.UsageUpdated() | ev.SubagentEvent() | ev.TurnEnded()
+            | ev.ToolInputDelta()
         ):
             pass
         case _:

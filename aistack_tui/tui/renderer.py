@@ -217,6 +217,8 @@ class EventRenderer:
                 await self._subagent(tool_id, description, child)
             case ev.TurnEnded(reason=reason):
                 await self.end_run(reason)
+            case ev.ToolInputDelta():
+                pass  # the call's card appears once the model has finished it
             case _:
                 assert_never(event)
 
@@ -280,7 +282,7 @@ class EventRenderer:
                     card.child_end = f"{ended} after {turns} turn{'s' if turns != 1 else ''}"
             case (
                 ev.TextDelta() | ev.ThinkingDelta() | ev.StreamReset() | ev.MessageAdded()
-                | ev.UsageUpdated() | ev.SubagentEvent()
+                | ev.UsageUpdated() | ev.SubagentEvent() | ev.ToolInputDelta()
             ):
                 return  # the card shows calls and their ends, not the child's text
             case _:

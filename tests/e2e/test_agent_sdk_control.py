@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from claude_agent_sdk import (
+    AssistantMessage,
     ClaudeSDKClient,
     HookContext,
     HookMatcher,
@@ -18,6 +19,7 @@ from claude_agent_sdk import (
     PermissionResultAllow,
     PermissionResultDeny,
     ResultMessage,
+    StreamEvent,
     SystemMessage,
     ToolPermissionContext,
     UserMessage,
@@ -206,3 +208,19 @@ async def test_context_usage_and_rewind_files_are_answered(git_repo: Path) -> No
     assert usage["model"] == "anthropic/claude-sonnet-4-6"
     assert usage["totalTokens"] > 0 and usage["maxTokens"] >= usage["totalTokens"]
     assert {c["name"] for c in usage["categories"]} >= {"System prompt", "Messages"}
+
+
+async def test_tool_arguments_stream_before_the_assistant_message(git_repo: Path) -> None:
+    write = ToolCall("Write", {"file_path": "notes.txt", "content": "a fairly long note " * 5})
+    script = [Turn(tool_calls=[write], chunk_size=8), Turn(text="Noted.")]
+    with FakeLLMServer(script) as server:
+        opts = options(server, git_repo, permission_mode="acceptEdits",
+                       include_partial_messages=True)
+        async with ClaudeSDKClient(options=opts) as client:
+            messages = await converse(client, "take notes")
+    first_answer = next(i for i, m in enumerate(messages) if isinstance(m, AssistantMessage))
+    pieces = [m.event["delta"]["partial_json"] for m in messages[:first_answer]
+              if isinstance(m, StreamEvent) and m.event["type"] == "content_block_delta"
+              and m.event["delta"]["type"] == "input_json_delta"]
+    assert len(pieces) > 3  # several deltas, each a piece of the arguments
+    assert json.loads("".join(pieces)) == write.input

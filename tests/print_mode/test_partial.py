@@ -56,6 +56,27 @@ def test_deltas_and_tool_calls_fold_into_the_same_message() -> None:
     assert message.usage.output_tokens == 7
 
 
+def test_tool_arguments_stream_as_input_json_deltas() -> None:
+    partial = PartialMessages()
+    streamed: list[dict[str, Any]] = []
+    for event in [ev.TurnStarted(1, "anthropic", "claude-sonnet-4-6"),
+                  ev.ThinkingDelta("look first"), ev.TextDelta("Reading it."),
+                  ev.ToolInputDelta(0, "toolu_1", "Read", ""),
+                  ev.ToolInputDelta(0, "toolu_1", "Read", '{"file_pa'),
+                  ev.ToolInputDelta(0, "toolu_1", "Read", 'th": "a.py"}')]:
+        streamed += partial.feed(event)
+    finished = partial.feed(ev.MessageAdded(answer()))
+    pieces = [p["delta"]["partial_json"] for p in streamed
+              if p["type"] == "content_block_delta"
+              and p["delta"]["type"] == "input_json_delta"]
+    assert pieces == ['{"file_pa', 'th": "a.py"}']  # before the message is finished
+    # The finished message does not send the streamed call a second time.
+    assert not [p for p in finished if p["type"] == "content_block_start"]
+    message = fold(streamed + finished)
+    assert [b.type for b in message.content] == ["thinking", "text", "tool_use"]
+    assert message.content[2].input == {"file_path": "a.py"}
+
+
 def test_each_model_response_is_its_own_message() -> None:
     partial = PartialMessages()
     first = [*partial.feed(ev.TextDelta("one")), *partial.feed(ev.MessageAdded(
