@@ -34,7 +34,7 @@ import os
 import re
 import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -306,6 +306,8 @@ class HookRunner:
                           err.decode(errors="replace"))
 
     async def pre_tool_use(self, tool_name: str, tool_input: dict[str, Any]) -> HookVerdict | None:
+        if self.halted is not None:  # a hook stopped the turn: no further call runs
+            return HookVerdict(block_reason=f"a hook stopped the turn: {self.halted}")
         if not self.has("PreToolUse"):
             return None
         results = await self._run(
@@ -328,18 +330,15 @@ class HookRunner:
                 # The strictest decision of all hooks wins.
                 rank = {"allow": 0, "ask": 1, "deny": 2}
                 if verdict is None or rank[decision] > rank[verdict.permission or "allow"]:
-                    verdict = HookVerdict(permission=decision, reason=reason,
-                                          updated_input=verdict.updated_input if verdict
-                                          else None)
+                    verdict = replace(verdict or HookVerdict(), permission=decision,
+                                      reason=reason)
             updated = as_object(specific.get("updatedInput"))
             if updated is not None:
                 # The call runs with the hook's input (the last hook to change it wins);
                 # the permission check then judges that input.
-                verdict = HookVerdict(permission=verdict.permission if verdict else None,
-                                      reason=verdict.reason if verdict else "",
-                                      updated_input=dict(updated))
+                verdict = replace(verdict or HookVerdict(), updated_input=dict(updated))
         if self.halted is not None:
-            return HookVerdict(block_reason=f"stopped by a PreToolUse hook: {self.halted}")
+            return HookVerdict(block_reason=f"a hook stopped the turn: {self.halted}")
         return verdict
 
     async def post_tool_use(

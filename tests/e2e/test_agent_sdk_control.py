@@ -58,11 +58,20 @@ async def test_hook_callback_denies_an_edit(git_repo: Path) -> None:
                                        "permissionDecision": "deny",
                                        "permissionDecisionReason": "No edits to calc.py."}}
 
+    stops: list[bool] = []
+
+    async def one_more_word(hook_input: Any, tool_use_id: str | None, ctx: HookContext) -> Any:
+        stops.append(hook_input["stop_hook_active"])
+        return {} if stops[1:] else {"decision": "block", "reason": "Say why."}
+
     script = [Turn(tool_calls=[ToolCall("Read", {"file_path": "calc.py"})]),
-              Turn(tool_calls=[EDIT]), Turn(text="Left it alone.")]
+              Turn(tool_calls=[EDIT]), Turn(text="Left it alone."),
+              Turn(text="A hook said no.")]
     with FakeLLMServer(script) as server:
-        opts = options(server, git_repo, permission_mode="acceptEdits",
-                       hooks={"PreToolUse": [HookMatcher(matcher="Edit|Write", hooks=[guard])]})
+        opts = options(server, git_repo, permission_mode="acceptEdits", hooks={
+            "PreToolUse": [HookMatcher(matcher="Edit|Write", hooks=[guard])],
+            "Stop": [HookMatcher(hooks=[one_more_word])],
+        })
         async with ClaudeSDKClient(options=opts) as client:
             messages = await converse(client, "fix calc.py")
         last = server.model_requests[-1].body
@@ -73,8 +82,10 @@ async def test_hook_callback_denies_an_edit(git_repo: Path) -> None:
     assert hook_input["tool_input"] == EDIT.input and tool_use_id
     assert (git_repo / "calc.py").read_text() == BUGGY
     assert "No edits to calc.py." in tool_results(last)
+    # The Stop callback sent the model back once, with its reason.
+    assert stops == [False, True] and "Say why." in json.dumps(last["messages"])
     result = messages[-1]
-    assert isinstance(result, ResultMessage) and not result.is_error
+    assert isinstance(result, ResultMessage) and result.result == "A hook said no."
 
 
 async def test_hook_callbacks_change_input_add_context_and_stop(git_repo: Path) -> None:

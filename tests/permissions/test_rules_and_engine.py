@@ -210,6 +210,18 @@ def test_mode_is_mutable_and_cycles(world: World) -> None:
         parse_mode("yolo")
 
 
+def test_dont_ask_denies_what_would_ask_and_keeps_what_rules_allow(world: World) -> None:
+    engine = world.engine(allow=["Bash(npm test)"], ask=["Bash(git push:*)"],
+                          mode=parse_mode("dontAsk"))
+    edit = engine.check(PermissionRequest("Edit", {"file_path": "src/a.py"}))
+    assert edit.behavior == "deny" and "dontAsk" in edit.reason
+    assert engine.check(bash("git push origin main")).behavior == "deny"  # an ask rule too
+    assert engine.check(bash("npm test")).behavior == "allow"
+    assert engine.check(PermissionRequest("Read", {"file_path": "src/a.py"},
+                                          read_only=True)).behavior == "allow"
+    assert next_mode("dontAsk") == "default"  # Shift+Tab never lands on it
+
+
 def test_additional_and_extra_read_directories(world: World) -> None:
     engine = world.engine(
         mode="acceptEdits", additional_directories=[world.outside], extra_read_dirs=[world.evil]
