@@ -31,7 +31,8 @@ class Client:
             raise answer
         if answer == "hang":
             await asyncio.Event().wait()
-        return answer
+        assert isinstance(answer, dict)
+        return answer  # pyright: ignore[reportUnknownVariableType]
 
 
 def runner(tmp_path: Path, hooks: dict[str, list[HookGroup]], client: Client,

@@ -59,6 +59,7 @@ async def test_hook_callback_denies_an_edit(git_repo: Path) -> None:
                                        "permissionDecisionReason": "No edits to calc.py."}}
 
     stops: list[bool] = []
+    messages: list[Message] = []
 
     async def one_more_word(hook_input: Any, tool_use_id: str | None, ctx: HookContext) -> Any:
         stops.append(hook_input["stop_hook_active"])
@@ -110,6 +111,7 @@ async def test_hook_callbacks_change_input_add_context_and_stop(git_repo: Path) 
 
     write = ToolCall("Write", {"file_path": "notes.txt", "content": "the model's text\n"})
     script = [Turn(tool_calls=[write]), Turn(text="never requested")]
+    messages: list[Message] = []
     with FakeLLMServer(script) as server:
         opts = options(server, git_repo, hooks={
             "UserPromptSubmit": [HookMatcher(hooks=[on_prompt])],
@@ -141,6 +143,8 @@ async def test_sdk_mcp_server_tool_result_reaches_the_model(git_repo: Path) -> N
     calc = create_sdk_mcp_server("calc", tools=[add])
     script = [Turn(tool_calls=[ToolCall("mcp__calc__add", {"a": 2, "b": 3})]),
               Turn(text="It is 5."), Turn(text="No calculator now."), Turn(text="Back.")]
+    first: list[Message] = []
+    status: Any = {}
     with FakeLLMServer(script) as server:
         opts = options(server, git_repo, mcp_servers={"calc": calc},
                        allowed_tools=["mcp__calc__add"])
@@ -183,6 +187,7 @@ async def test_updated_input_runs_after_the_rules_check_it(git_repo: Path) -> No
               Turn(tool_calls=[EDIT]),
               Turn(tool_calls=[ToolCall("Write", {"file_path": "notes.txt", "content": "x"})]),
               Turn(text="Done.")]
+    messages: list[Message] = []
     with FakeLLMServer(script) as server:
         opts = options(server, git_repo, can_use_tool=can_use_tool,
                        disallowed_tools=["Write(secret.txt)"])
@@ -201,6 +206,7 @@ async def test_context_usage_and_rewind_files_are_answered(git_repo: Path) -> No
     (git_repo / "calc.py").write_text(BUGGY)
     script = [Turn(tool_calls=[ToolCall("Read", {"file_path": "calc.py"})]),
               Turn(tool_calls=[EDIT]), Turn(text="Changed.")]
+    usage: Any = {}
     with FakeLLMServer(script) as server:
         opts = options(server, git_repo, permission_mode="acceptEdits",
                        enable_file_checkpointing=True,
@@ -224,6 +230,7 @@ async def test_context_usage_and_rewind_files_are_answered(git_repo: Path) -> No
 async def test_tool_arguments_stream_before_the_assistant_message(git_repo: Path) -> None:
     write = ToolCall("Write", {"file_path": "notes.txt", "content": "a fairly long note " * 5})
     script = [Turn(tool_calls=[write], chunk_size=8), Turn(text="Noted.")]
+    messages: list[Message] = []
     with FakeLLMServer(script) as server:
         opts = options(server, git_repo, permission_mode="acceptEdits",
                        include_partial_messages=True)

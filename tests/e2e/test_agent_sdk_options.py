@@ -125,6 +125,7 @@ async def test_dont_ask_denies_what_would_ask_without_asking(git_repo: Path) -> 
 
     script = [Turn(tool_calls=[ToolCall("Read", {"file_path": "calc.py"})]),
               Turn(tool_calls=[edit]), Turn(text="Could not edit.")]
+    messages: list[Message] = []
     with FakeLLMServer(script) as server:
         opts = options(server, git_repo, permission_mode="dontAsk", can_use_tool=can_use_tool)
         async with ClaudeSDKClient(options=opts) as client:
