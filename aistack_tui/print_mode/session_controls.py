@@ -1,6 +1,6 @@
 """What a client program's control requests reach beyond the session facade: its
 `hooks=` callbacks, its in-process MCP servers, context usage, file rewind, MCP
-reconnect and toggle, stopping a task.
+reconnect and toggle, stopping a background shell.
 
 `LiveSessionExtras` implements `control.SessionExtras` for a live session: each answer is
 made from what the session already knows (its context report, its checkpoints, its MCP
@@ -110,6 +110,12 @@ class LiveSessionExtras:
             raise ControlError(f"MCP server {name!r} did not start: {status.error}")
 
     async def stop_task(self, task_id: str) -> None:
-        """aistack runs no background tasks (a Task subagent runs inside its turn and
-        ends with it), so there is never one to stop: the id is unknown."""
-        raise ControlError(f"no running task {task_id!r} (aistack runs no background tasks)")
+        """Stop a background shell (`Bash` with `run_in_background`, whose id the tool
+        result gives), as Claude Code's stop_task does; a Task subagent runs inside its
+        turn, and `interrupt` stops that."""
+        shells = self.session.background_shells
+        shell = shells.shells.get(task_id)
+        if shell is None:
+            known = ", ".join(shells.shells) or "none"
+            raise ControlError(f"no background task {task_id!r} (known: {known})")
+        await shells.stop(shell)

@@ -219,7 +219,7 @@ async def test_context_usage_and_rewind_files_are_answered(git_repo: Path) -> No
             prompt = next(m for m in messages if isinstance(m, UserMessage) and m.uuid)
             assert "make it multiply" in str(prompt.content) and prompt.uuid
             await client.rewind_files(prompt.uuid)
-            with pytest.raises(Exception, match="no running task"):
+            with pytest.raises(Exception, match="no background task 'task-1'"):
                 await client.stop_task("task-1")
     assert (git_repo / "calc.py").read_text() == BUGGY
     assert usage["model"] == "anthropic/claude-sonnet-4-6"
@@ -242,3 +242,20 @@ async def test_tool_arguments_stream_before_the_assistant_message(git_repo: Path
               and m.event["delta"]["type"] == "input_json_delta"]
     assert len(pieces) > 3  # several deltas, each a piece of the arguments
     assert json.loads("".join(pieces)) == write.input
+
+
+async def test_stop_task_stops_a_background_shell(git_repo: Path) -> None:
+    start = ToolCall("Bash", {"command": "sleep 60", "run_in_background": True})
+    check = ToolCall("TaskOutput", {"task_id": "bash_1"})
+    script = [Turn(tool_calls=[start]), Turn(text="Started."),
+              Turn(tool_calls=[check]), Turn(text="It was stopped.")]
+    started: list[Message] = []
+    with FakeLLMServer(script) as server:
+        opts = options(server, git_repo, permission_mode="bypassPermissions")
+        async with ClaudeSDKClient(options=opts) as client:
+            started = await converse(client, "start a long job")
+            await client.stop_task("bash_1")
+            await converse(client, "how is it doing?")
+        last = server.model_requests[-1].body
+    assert "bash_1" in str(started)  # the tool result names the shell the client stops
+    assert "<status>killed" in tool_results(last)
