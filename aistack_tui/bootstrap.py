@@ -10,9 +10,9 @@ SDKs, SQLite) happen here, lazily, never on the `--version` / `--help` path.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aistack_tui.session.config import CREDENTIALS_FILE, RunConfig
 from aistack_tui.session.live import LiveSession, PersistingHooks
@@ -305,15 +305,24 @@ def wire_hooks(agent: Agent, hook_runner: HookRunner) -> None:
     hook_runner.messages = lambda: agent.messages
 
 
-def session_hooks(session: LiveSession) -> HookRunner:
-    """The session's hook runner, made (with no settings hooks) when a client program
-    brings the first hooks after the session opened (the Agent SDK's `hooks=` arrive
-    with its `initialize` request)."""
+def join_client_hooks(
+    session: LiveSession,
+    raw: object,
+    call_back: Callable[[str, dict[str, Any], str | None], Awaitable[dict[str, Any]]],
+) -> None:
+    """A client program's hooks (the Agent SDK's `hooks=`, which arrive with its
+    `initialize` request after the session opened) join the session's hooks; the runner
+    is made now when the settings had none. HookConfigError says what cannot run."""
+    from aistack_tui.agent.hooks import parse_callback_hooks
+
+    groups = parse_callback_hooks(raw)
+    if not groups:
+        return
     if session.agent.hook_runner is None:
         wire_hooks(session.agent, make_hook_runner(
             session.config, {}, session.session_id, session.engine))
     assert session.agent.hook_runner is not None
-    return session.agent.hook_runner
+    session.agent.hook_runner.join(groups, call_back)
 
 
 def warn_if_deprecated(session: LiveSession) -> None:

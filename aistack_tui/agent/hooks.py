@@ -36,7 +36,7 @@ import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from aistack_tui.agent.tool_runner import HookVerdict
 from aistack_tui.json_values import as_list, as_object
@@ -156,6 +156,53 @@ def parse_hooks(raw: dict[str, Any], source: str = "settings") -> dict[str, list
             parsed.append(HookGroup(str(group.get("matcher", "")), tuple(commands)))
         out[event] = parsed
     return out
+
+
+def parse_callback_hooks(raw: Any) -> dict[str, list[HookGroup]]:
+    """A client program's hooks as it registers them (the Agent SDK's `initialize`:
+    `{"PreToolUse": [{"matcher": "Edit", "hookCallbackIds": ["hook_0"], "timeout": 60,
+    "onFailure": "block"}]}`) as hook groups of callbacks; HookConfigError naming what
+    cannot run.
+
+    An event aistack has no point for (`PermissionRequest`, `PostToolUseFailure`,
+    `SubagentStart`) is refused rather than dropped: a program may rely on its hook as a
+    guard, and must not get a session that quietly runs without it.
+    """
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise HookConfigError("hooks must be an object of events")
+    out: dict[str, list[HookGroup]] = {}
+    for event, matchers in cast(dict[str, Any], raw).items():
+        if event not in HOOK_EVENTS:
+            raise HookConfigError(
+                f"aistack does not run {event} hooks (it runs {', '.join(HOOK_EVENTS)})"
+            )
+        entries = as_list(matchers)
+        if entries is None:
+            raise HookConfigError(f"hooks.{event} must be a list")
+        out[event] = [_callback_group(event, entry) for entry in entries]
+    return out
+
+
+def _callback_group(event: str, raw: Any) -> HookGroup:
+    entry = as_object(raw)
+    if entry is None:
+        raise HookConfigError(f"each of hooks.{event} must be an object")
+    ids = as_list(entry.get("hookCallbackIds"))
+    if ids is None or not all(isinstance(i, str) for i in ids):
+        raise HookConfigError(f"hooks.{event} needs hookCallbackIds (strings)")
+    timeout = entry.get("timeout")
+    seconds = (
+        float(timeout) if isinstance(timeout, int | float) and timeout > 0 else DEFAULT_TIMEOUT
+    )
+    # Claude Code reads any onFailure but "continue" as "block" (the SDK says so).
+    blocks = entry.get("onFailure") not in (None, "continue")
+    matcher = entry.get("matcher")
+    return HookGroup(
+        matcher if isinstance(matcher, str) else "",
+        tuple(HookCallback(str(i), seconds, blocks) for i in ids),
+    )
 
 
 class HookRunner:

@@ -10,15 +10,31 @@ server's JSON-RPC to the client and back as `mcp_message` requests.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from aistack_tui.bootstrap import session_hooks
+from aistack_tui.bootstrap import join_client_hooks
 from aistack_tui.print_mode.control import ControlChannel, ControlError
-from aistack_tui.print_mode.sdk_hooks import callback_caller, parse_sdk_hooks
 
 if TYPE_CHECKING:
     from aistack_tui.mcp.sdk_transport import McpRelay
     from aistack_tui.session.live import LiveSession
+
+
+def callback_caller(
+    channel: ControlChannel,
+) -> Callable[[str, dict[str, Any], str | None], Awaitable[dict[str, Any]]]:
+    """Runs one of the client's hook callbacks: a `hook_callback` request (`callback_id`,
+    `input`, `tool_use_id`), answered with the hook's output."""
+
+    async def call(callback_id: str, hook_input: dict[str, Any],
+                   tool_use_id: str | None) -> dict[str, Any]:
+        return await channel.request(
+            "hook_callback",
+            {"callback_id": callback_id, "input": hook_input, "tool_use_id": tool_use_id},
+        )
+
+    return call
 
 
 def mcp_relay(channel: ControlChannel) -> McpRelay:
@@ -42,9 +58,7 @@ class LiveSessionExtras:
         self.channel = channel
 
     def join_hooks(self, hooks: Any) -> None:
-        groups = parse_sdk_hooks(hooks)
-        if groups:
-            session_hooks(self.session).join(groups, callback_caller(self.channel))
+        join_client_hooks(self.session, hooks, callback_caller(self.channel))
 
     async def context_usage(self) -> dict[str, Any]:
         """The context window by category, in the shape of Claude Code's `/context`."""

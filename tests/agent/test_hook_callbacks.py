@@ -10,10 +10,14 @@ from typing import Any
 
 import pytest
 
-from aistack_tui.agent.hooks import HookCallback, HookGroup, HookRunner
+from aistack_tui.agent.hooks import (
+    HookCallback,
+    HookConfigError,
+    HookGroup,
+    HookRunner,
+    parse_callback_hooks,
+)
 from aistack_tui.llm.types import ToolResultBlock
-from aistack_tui.print_mode.control import ControlError
-from aistack_tui.print_mode.sdk_hooks import parse_sdk_hooks
 
 
 class Client:
@@ -114,7 +118,7 @@ async def test_a_failing_callback_is_no_opinion_unless_it_blocks(tmp_path: Path)
 
 
 def test_initialize_hooks_parse_into_groups() -> None:
-    groups = parse_sdk_hooks({
+    groups = parse_callback_hooks({
         "PreToolUse": [{"matcher": "Edit|Write", "hookCallbackIds": ["hook_0", "hook_1"],
                         "timeout": 5, "onFailure": "block"}],
         "Stop": [{"matcher": None, "hookCallbackIds": ["hook_2"]}],
@@ -123,7 +127,7 @@ def test_initialize_hooks_parse_into_groups() -> None:
     assert pre.matcher == "Edit|Write"
     assert pre.commands == (HookCallback("hook_0", 5.0, True), HookCallback("hook_1", 5.0, True))
     assert groups["Stop"][0] == HookGroup("", (HookCallback("hook_2", 60.0, False),))
-    assert parse_sdk_hooks(None) == {}
+    assert parse_callback_hooks(None) == {}
 
 
 @pytest.mark.parametrize(("raw", "says"), [
@@ -133,5 +137,5 @@ def test_initialize_hooks_parse_into_groups() -> None:
     (["PreToolUse"], "object"),
 ])
 def test_initialize_hooks_that_cannot_run_are_refused(raw: Any, says: str) -> None:
-    with pytest.raises(ControlError, match=says):
-        parse_sdk_hooks(raw)
+    with pytest.raises(HookConfigError, match=says):
+        parse_callback_hooks(raw)
