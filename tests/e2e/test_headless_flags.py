@@ -135,7 +135,10 @@ def test_one_shot_stream_json_with_partial_messages(git_repo: Path) -> None:
     (["--input-format", "stream-json", "--output-format", "stream-json", "a prompt"],
      "prompts come on stdin"),
     (["--settings", "{broken", "-p", "x"], "--settings: malformed JSON"),
-    (["--setting-sources=user,project", "-p", "x"], "unrecognized arguments: --setting-sources"),
+    (["--setting-sources=user,team", "-p", "x"], "--setting-sources: unknown source(s) team"),
+    (["--betas=x", "-p", "x"], "unknown option --betas"),
+    (["--session-id", "not-a-uuid", "-p", "x"], "is not a UUID"),
+    (["--replay-user-messages", "-p", "x"], "needs --input-format stream-json"),
     (["--mcp-config", '{"mcpServers": ', "-p", "x"], "--mcp-config: malformed JSON"),
 ])
 def test_flag_mistakes_exit_2_with_one_line(git_repo: Path, args: list[str], says: str) -> None:
