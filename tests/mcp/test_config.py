@@ -7,10 +7,12 @@ from pathlib import Path
 
 from aistack_tui.mcp.config import (
     HttpServerConfig,
+    SdkServerConfig,
     StdioServerConfig,
     expand_vars,
     load_mcp_config,
 )
+from aistack_tui.mcp.manager import McpManager
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -150,3 +152,27 @@ def test_repository_example_file_is_valid(tmp_path: Path) -> None:
     )
     assert warnings == []
     assert {s.type for s in servers.values()} == {"stdio", "http", "sse"}
+
+
+def test_an_sdk_server_entry_as_the_agent_sdk_writes_it(tmp_path: Path) -> None:
+    path = write(tmp_path / "from-sdk.json", {"mcpServers": {
+        "calc": {"type": "sdk", "name": "calc"},
+        "odd": {"type": "sdk", "name": "odd", "command": "x"},
+    }})
+    servers, warnings = load_mcp_config(tmp_path, path, {}, {})
+    assert servers["calc"] == SdkServerConfig(
+        name="calc", source=str(path), fingerprint=servers["calc"].fingerprint)
+    assert warnings == [f"{path}: MCP server 'odd' skipped: unknown key(s) command for a sdk "
+                        "server"]
+
+
+async def test_an_sdk_server_without_a_client_fails_with_the_reason(tmp_path: Path) -> None:
+    manager = McpManager({"calc": SdkServerConfig(name="calc")}, tmp_path, 2.0)
+    try:
+        await manager.start()
+        await manager.wait_ready(5)
+        [status] = manager.statuses()
+    finally:
+        await manager.aclose()
+    assert status.status == "failed"
+    assert status.error is not None and "Claude Agent SDK" in status.error
