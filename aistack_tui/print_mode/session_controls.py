@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from aistack_tui.bootstrap import join_client_hooks
+from aistack_tui.json_values import as_object
 from aistack_tui.print_mode.control import ControlChannel, ControlError
 
 if TYPE_CHECKING:
@@ -44,8 +45,7 @@ def mcp_relay(channel: ControlChannel) -> McpRelay:
     async def relay(name: str, message: dict[str, Any]) -> dict[str, Any] | None:
         answer = await channel.request("mcp_message",
                                        {"server_name": name, "message": message})
-        response = answer.get("mcp_response")
-        return response if isinstance(response, dict) else None  # pyright: ignore[reportUnknownVariableType]
+        return as_object(answer.get("mcp_response"))
 
     return relay
 
