@@ -38,6 +38,7 @@ from aistack_tui.llm.json_repair import INVALID_TOOL_INPUT, InvalidToolInput
 from aistack_tui.llm.model_info import ModelInfo, cost_usd
 from aistack_tui.llm.provider import Provider
 from aistack_tui.llm.retry import RetryPolicy, stream_with_retry
+from aistack_tui.llm.tokens import estimate_request_tokens, estimate_tokens
 
 if TYPE_CHECKING:
     from aistack_tui.agent.hooks import HookRunner  # imported only when hooks are set
@@ -388,6 +389,7 @@ class Agent:
         task = asyncio.create_task(pump())
         self._active_queue = queue
         partial: list[str] = []
+        partial_json: list[str] = []
         calls: dict[int, tuple[str, str]] = {}
         """The tool calls streaming in this answer, by index: (id, name)."""
         done: lt.StreamDone | None = None
@@ -414,9 +416,11 @@ class Agent:
                         yield ev.ToolInputDelta(index, call_id, name, "")
                     case lt.ToolCallDelta(index=index, partial_json=piece) if index in calls:
                         call_id, name = calls[index]
+                        partial_json.append(piece)
                         yield ev.ToolInputDelta(index, call_id, name, piece)
                     case lt.StreamRetrying(error=error, attempt=attempt, delay=delay):
                         partial.clear()
+                        partial_json.clear()
                         calls.clear()
                         self._consecutive_failures += 1
                         if (
@@ -442,6 +446,14 @@ class Agent:
             self.totals.api_ms += int((time.monotonic() - api_started) * 1000)
 
         if done is None:
+            if self._interrupt.is_set():
+                # The provider bills an interrupted answer too (the whole input, the output
+                # so far) but sends its usage only at the end: count an estimate.
+                usage = lt.Usage(
+                    input_tokens=estimate_request_tokens(request),
+                    output_tokens=estimate_tokens("".join(partial) + "".join(partial_json)),
+                )
+                yield self._count_usage(usage)
             if self._interrupt.is_set() and partial:
                 kept = lt.Message(
                     role="assistant",
@@ -463,7 +475,14 @@ class Agent:
             )
         if not message.content:
             message = message.model_copy(update={"content": [lt.TextBlock(text="")]})
-        usage = message.usage or lt.Usage()
+        updated = self._count_usage(message.usage or lt.Usage())
+        async for event in self._add(message):
+            yield event
+        yield updated
+        yield message
+
+    def _count_usage(self, usage: lt.Usage) -> ev.UsageUpdated:
+        """Add one answer's usage (and its cost) to the session's totals."""
         cost = cost_usd(self.model_info, usage)
         self.totals.add(f"{self.provider.name}/{self.provider.model}", usage, cost)
         self.last_context_tokens = (
@@ -472,9 +491,7 @@ class Agent:
             + usage.cache_creation_input_tokens
             + usage.output_tokens
         )
-        async for event in self._add(message):
-            yield event
-        yield ev.UsageUpdated(
+        return ev.UsageUpdated(
             turn_usage=usage,
             session_usage=self.totals.usage,
             turn_cost_usd=cost,
@@ -482,7 +499,6 @@ class Agent:
             context_tokens=self.last_context_tokens,
             context_window=self.model_info.context_window,
         )
-        yield message
 
     def _available_tokens(self) -> int:
         max_out = self.max_output_tokens or self.model_info.max_output_tokens

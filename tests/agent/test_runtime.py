@@ -133,6 +133,26 @@ async def test_interrupt_keeps_partial_text(git_repo: Path) -> None:
     assert stored[-1].text() == kept.text()
 
 
+async def test_an_interrupted_answer_counts_its_tokens_and_cost(git_repo: Path) -> None:
+    script = [Turn(text="word " * 200, chunk_size=5, delay=0.01)]
+    with FakeLLMServer(script) as server:
+        session = await start(server, "anthropic")
+        seen: list[ev.AgentEvent] = []
+        async for event in session.agent.run("talk about words " * 20):
+            seen.append(event)
+            if sum(isinstance(e, ev.TextDelta) for e in seen) == 5:
+                session.agent.interrupt()
+        await session.close()
+    updates = [e for e in seen if isinstance(e, ev.UsageUpdated)]
+    assert len(updates) == 1 and updates[0].turn_usage.input_tokens > 50
+    assert 0 < updates[0].turn_usage.output_tokens < 200
+    totals = session.agent.totals
+    assert totals.usage.input_tokens == updates[0].turn_usage.input_tokens
+    assert totals.cost_usd is not None and totals.cost_usd > 0
+    end = seen[-1]
+    assert isinstance(end, ev.TurnEnded) and end.usage.input_tokens > 0
+
+
 async def reopen_messages(session: LiveSession):
     from aistack_tui.sessions.sqlite_store import open_session_store
 
