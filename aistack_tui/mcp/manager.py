@@ -17,10 +17,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias, TypeVar
 
 from aistack_tui import __version__
 from aistack_tui.mcp.config import (
@@ -29,20 +29,24 @@ from aistack_tui.mcp.config import (
     ServerConfig,
     StdioServerConfig,
 )
+from aistack_tui.mcp.elicitation import NO_ONE_TO_ASK, DeclineElicitation, ElicitationHandler
+from aistack_tui.mcp.launch import INSTALL_TIMEOUT, installs_on_first_run
+from aistack_tui.mcp.remote import RemotePrompt, RemoteResource, RemoteTool, listing
 from aistack_tui.mcp.sdk_transport import McpRelay, NoRelayError, sdk_streams
 
 if TYPE_CHECKING:
     import mcp_types
     from mcp.client.session import ClientSession
 
+    from aistack_tui.mcp.client_side import ClientCallbacks
     from aistack_tui.tools.base import Tool
 
 StatusName: TypeAlias = Literal["connecting", "connected", "failed", "disabled"]
+T = TypeVar("T")
 
 DEFAULT_MAX_RESULT_CHARS = 200_000
 DEFAULT_CALL_TIMEOUT = 120.0
 """Seconds one tool call may take before the server is declared hung."""
-_MAX_TOOL_PAGES = 100
 _CLOSE_TIMEOUT = 8.0
 """The SDK's stdio shutdown is bounded at about 6 s (stdin close, SIGTERM, SIGKILL)."""
 CLOSE_WAIT_S = 1.0
@@ -62,16 +66,24 @@ class ServerStatus:
     transport: str = "stdio"
     target: str = ""
     log_path: Path | None = None
+    installing: bool = False
+    """Still starting after the usual timeout, as `npx -y` / `uvx` do while they download
+    the server the first time (status `connecting`)."""
+    hidden_tools: int = 0
+    """Tools left out because they can only run as tasks (`taskSupport: required`)."""
+
+    @property
+    def label(self) -> str:
+        """The status as people read it: `starting (installing)…` while a download runs."""
+        if self.status == "connecting":
+            return "starting (installing)…" if self.installing else "starting…"
+        return self.status
 
 
-@dataclass(frozen=True, slots=True)
-class RemoteTool:
-    """One tool a server offers, as it described itself."""
-
-    server: str
-    name: str
-    description: str
-    input_schema: dict[str, Any]
+ProgressSink = Callable[[float, float | None, str | None], None]
+"""(progress, total, message) of a running call, as the server reports them."""
+LogListener = Callable[[str, str, str], None]
+"""(server, level, text) of a log message a server sent."""
 
 
 class McpCallError(Exception):
@@ -124,7 +136,7 @@ def _log_tail(path: Path | None, limit: int = 4096) -> str:
 
 
 class _Connection:
-    """One server: its task, session, tools and status."""
+    """One server: its task, session, what it offers, and its status."""
 
     def __init__(
         self,
@@ -134,15 +146,26 @@ class _Connection:
         call_timeout: float,
         on_change: Callable[[ServerStatus], None],
         relay: McpRelay | None = None,
+        callbacks: ClientCallbacks | None = None,
+        install_timeout: float = INSTALL_TIMEOUT,
     ) -> None:
         self.config = config
         self.relay = relay
         self.log_path = log_dir / f"mcp-{config.name}.log"
         self.connect_timeout = connect_timeout
         self.call_timeout = config.call_timeout or call_timeout
+        self.may_install = isinstance(config, StdioServerConfig) and installs_on_first_run(
+            config.command, config.args
+        )
+        self.install_timeout = max(install_timeout, connect_timeout)
         self.status: StatusName = "disabled" if config.disabled else "connecting"
         self.error: str | None = None
+        self.installing = False
         self.tools: list[RemoteTool] = []
+        self.hidden_tools = 0
+        self.prompts: list[RemotePrompt] = []
+        self.resources: list[RemoteResource] = []
+        self.callbacks = callbacks
         self._on_change = on_change
         self._session: ClientSession | None = None
         self._task: asyncio.Task[None] | None = None
@@ -155,20 +178,22 @@ class _Connection:
 
     def snapshot(self) -> ServerStatus:
         cfg = self.config
-        target = cfg.describe()
         return ServerStatus(
             name=cfg.name,
             status=self.status,
             error=self.error,
             tool_count=len(self.tools),
             transport=cfg.type,
-            target=target,
+            target=cfg.describe(),
             log_path=self.log_path,
+            installing=self.installing,
+            hidden_tools=self.hidden_tools,
         )
 
     def _set(self, status: StatusName, error: str | None) -> None:
         self.status, self.error = status, error
-        self._log(f"status {status}" + (f": {error}" if error else ""))
+        self._log(f"status {status}" + (" (installing)" if self.installing else "")
+                  + (f": {error}" if error else ""))
         with contextlib.suppress(Exception):  # a listener's bug must not break a call
             self._on_change(self.snapshot())
 
@@ -187,44 +212,69 @@ class _Connection:
     # -- lifecycle -----------------------------------------------------------------
 
     async def connect(self) -> None:
-        """Start (or restart) the server and wait, bounded, until its tools are listed."""
+        """Start (or restart) the server and wait, bounded, until its lists are read.
+
+        A package-runner launch (`npx -y`, `uvx`) that is still starting when the usual
+        timeout ends is downloading, most likely: it is marked installing and given the
+        install allowance, since stopping it now would break its package cache."""
         async with self._lock:
             if self.status == "connected" and self._session is not None:
                 return
             await self._teardown(wait=True)
             self._generation += 1
+            self.installing = False
             self._set("connecting", None)
             ready = asyncio.Event()
             self._stop = asyncio.Event()
             self._task = asyncio.create_task(
                 self._serve(ready, self._stop), name=f"mcp-{self.config.name}"
             )
+            waited = self.connect_timeout
             try:
                 await asyncio.wait_for(ready.wait(), self.connect_timeout)
             except TimeoutError:
-                self._set(
-                    "failed",
-                    self._failure(
-                        f"did not finish starting within {self.connect_timeout:g} s"
-                    ),
-                )
-                await self._teardown(wait=True)
+                if self.may_install and self._task is not None and not self._task.done():
+                    self.installing = True
+                    self._set("connecting", None)
+                    waited = self.install_timeout
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(
+                            ready.wait(), self.install_timeout - self.connect_timeout
+                        )
+                if not ready.is_set():
+                    self.installing = False
+                    self._set("failed", self._failure(
+                        f"did not finish starting within {waited:g} s"))
+                    await self._teardown(wait=True)
+            if self.installing:
+                self.installing = False
+                if self.status == "connected":
+                    self._set("connected", None)
 
     async def _serve(self, ready: asyncio.Event, stop: asyncio.Event) -> None:
-        from mcp.client.session import ClientSession
         from mcp_types import Implementation
 
+        from aistack_tui.mcp.capabilities import AistackClientSession
+
+        callbacks = self.callbacks
         try:
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await self._open_transport(stack)
                 session = await stack.enter_async_context(
-                    ClientSession(
-                        read, write, client_info=Implementation(name="aistack",
-                                                                version=__version__)
+                    AistackClientSession(
+                        read, write,
+                        client_info=Implementation(name="aistack", version=__version__),
+                        list_roots_callback=callbacks.list_roots if callbacks else None,
+                        elicitation_callback=callbacks.elicit if callbacks else None,
+                        logging_callback=callbacks.on_log if callbacks else None,
                     )
                 )
                 await session.initialize()
-                self.tools = await self._list_tools(session)
+                found = await listing(session, self.config.name)
+                self.tools, self.hidden_tools = found.tools, found.hidden_tools
+                self.prompts, self.resources = found.prompts, found.resources
+                if found.hidden_tools:
+                    self._log(f"{found.hidden_tools} task-only tool(s) not offered")
                 self._session = session
                 self._set("connected", None)
                 ready.set()
@@ -233,6 +283,7 @@ class _Connection:
             raise
         except BaseException as e:
             if not stop.is_set() and self.status != "failed":
+                self.installing = False
                 self._set("failed", self._failure(describe_error(e, self.config)))
         finally:
             self._session = None
@@ -275,29 +326,6 @@ class _Connection:
         )
         return await stack.enter_async_context(streamable_http_client(cfg.url, http_client=client))
 
-    async def _list_tools(self, session: ClientSession) -> list[RemoteTool]:
-        from mcp_types import PaginatedRequestParams
-
-        tools: list[RemoteTool] = []
-        cursor: str | None = None
-        for _ in range(_MAX_TOOL_PAGES):
-            params = PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await session.list_tools(params=params)
-            for tool in page.tools:
-                schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
-                tools.append(
-                    RemoteTool(
-                        server=self.config.name,
-                        name=tool.name,
-                        description=(tool.description or tool.title or "").strip(),
-                        input_schema=schema or {"type": "object", "properties": {}},
-                    )
-                )
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        return tools
-
     async def _teardown(self, *, wait: bool) -> None:
         """Stop the server's task; `wait=False` lets it wind down in the background."""
         task, stop = self._task, self._stop
@@ -337,9 +365,12 @@ class _Connection:
         if pending:
             await asyncio.wait(pending, timeout=_CLOSE_TIMEOUT + 1)
 
-    # -- calls ---------------------------------------------------------------------
+    # -- requests ------------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
+    async def request(self, what: str, send: Callable[[ClientSession, float], Awaitable[T]]) -> T:
+        """One request to the server (`what` names it in errors: `'tool'`, `resource x`),
+        started first if needed; every failure becomes an `McpCallError` for the model,
+        and a crash or hang marks the server failed so the next request restarts it."""
         name = self.config.name
         if self.status == "disabled":
             raise McpCallError(f"MCP server '{name}' is disabled ({self.config.source}).")
@@ -356,42 +387,61 @@ class _Connection:
 
         timeout = self.call_timeout
         try:
-            return await asyncio.wait_for(
-                session.call_tool(tool, arguments, read_timeout_seconds=timeout),
-                timeout + 5,
-            )
+            return await asyncio.wait_for(send(session, timeout), timeout + 5)
         except MCPError as e:
             if e.code == -32001 or "timed out" in e.message:  # REQUEST_TIMEOUT
-                raise self._hung(generation, tool, timeout) from e
+                raise self._hung(generation, what, timeout) from e
             if e.code == -32000:  # CONNECTION_CLOSED
-                self._fail(generation, f"connection lost during '{tool}'")
+                self._fail(generation, f"connection lost during {what}")
                 raise McpCallError(
-                    f"MCP server '{name}' exited or crashed while running '{tool}' "
+                    f"MCP server '{name}' exited or crashed while running {what} "
                     f"({self.error}). It will be restarted on the next call."
                 ) from e
-            raise McpCallError(f"MCP server '{name}' rejected '{tool}': {e.message}") from e
+            raise McpCallError(f"MCP server '{name}' rejected {what}: {e.message}") from e
         except TimeoutError as e:
-            raise self._hung(generation, tool, timeout) from e
+            raise self._hung(generation, what, timeout) from e
         except asyncio.CancelledError:
             raise
         except Exception as e:
             reason = describe_error(e, self.config)
-            self._fail(generation, f"'{tool}' failed: {reason}")
+            self._fail(generation, f"{what} failed: {reason}")
             raise McpCallError(
-                f"MCP server '{name}' failed while running '{tool}': {reason}. "
+                f"MCP server '{name}' failed while running {what}: {reason}. "
                 "It will be restarted on the next call."
             ) from e
 
-    def _hung(self, generation: int, tool: str, timeout: float) -> McpCallError:
-        self._fail(generation, f"'{tool}' did not answer within {timeout:g} s")
+    async def call(
+        self, tool: str, arguments: dict[str, Any], progress: ProgressSink | None = None
+    ) -> mcp_types.CallToolResult:
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            if progress is not None:
+                with contextlib.suppress(Exception):  # showing progress must not fail a call
+                    progress(done, total, message)
+
+        return await self.request(
+            f"'{tool}'",
+            lambda session, timeout: session.call_tool(
+                tool, arguments, read_timeout_seconds=timeout,
+                progress_callback=on_progress if progress is not None else None,
+            ),
+        )
+
+    def _hung(self, generation: int, what: str, timeout: float) -> McpCallError:
+        self._fail(generation, f"{what} did not answer within {timeout:g} s")
         return McpCallError(
-            f"MCP server '{self.config.name}' did not answer '{tool}' within {timeout:g} s; "
+            f"MCP server '{self.config.name}' did not answer {what} within {timeout:g} s; "
             "the server was stopped and will be restarted on the next call."
         )
 
 
 class McpManager:
-    """All configured servers: started in the background, each isolated from the others."""
+    """All configured servers: started in the background, each isolated from the others.
+
+    `roots` are the directories servers may work in (the session sets the project and its
+    added directories); `elicitation` answers a server's questions (the front end's form;
+    by default declined, since nobody may be there); `log_listener` sees the servers' log
+    messages (set in `--verbose` sessions; they always go to the server's log file).
+    """
 
     def __init__(
         self,
@@ -402,15 +452,25 @@ class McpManager:
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         max_result_chars: int | None = None,
         relay: McpRelay | None = None,
+        install_timeout: float = INSTALL_TIMEOUT,
+        roots: list[Path] | None = None,
     ) -> None:
+        from aistack_tui.mcp.client_side import ClientCallbacks
+
         self.log_dir = log_dir
         self.max_result_chars = max_result_chars or DEFAULT_MAX_RESULT_CHARS
+        self.roots: list[Path] = list(roots or [])
+        self.elicitation: ElicitationHandler = DeclineElicitation(NO_ONE_TO_ASK)
+        self.log_listener: LogListener | None = None
         self._listeners: list[Callable[[ServerStatus], None]] = []
-        self._connections = {
-            name: _Connection(cfg, log_dir, connect_timeout, call_timeout, self._notify,
-                              relay)
-            for name, cfg in configs.items()
-        }
+        self._connections: dict[str, _Connection] = {}
+        for name, cfg in configs.items():
+            conn = _Connection(cfg, log_dir, connect_timeout, call_timeout, self._notify,
+                               relay, install_timeout=install_timeout)
+            conn.callbacks = ClientCallbacks(
+                name, lambda: self.roots, lambda: self.elicitation, self._server_log(conn)
+            )
+            self._connections[name] = conn
         self._starting: set[asyncio.Task[None]] = set()
         self._closing_in_background: asyncio.Future[list[Any]] | None = None
         self.tool_cache: dict[tuple[str, str], tuple[RemoteTool, Tool[Any]]] = {}
@@ -418,6 +478,16 @@ class McpManager:
         (`mcp.tools.tool_for`)."""
         self.search_tool_loaded: set[str] = set()
         """Full names of tools the model loaded through McpToolSearch (deferred mode)."""
+
+    def _server_log(self, conn: _Connection) -> Callable[[str, str], None]:
+        def log(level: str, text: str) -> None:
+            conn._log(f"[{level}] {text}")  # pyright: ignore[reportPrivateUsage]
+            listener = self.log_listener
+            if listener is not None:
+                with contextlib.suppress(Exception):
+                    listener(conn.config.name, level, text)
+
+        return log
 
     def add_listener(self, listener: Callable[[ServerStatus], None]) -> None:
         """Called with a server's new status on every change (the TUI refreshes `/mcp`)."""
@@ -437,10 +507,16 @@ class McpManager:
             task.add_done_callback(self._starting.discard)
 
     async def wait_ready(self, timeout: float) -> None:
-        """Wait until every server has connected or failed, or `timeout` passes."""
+        """Wait until every server has connected or failed, or `timeout` passes; a server
+        still installing itself (`npx -y` on its first run) is waited for to the end of
+        its install allowance, since a run without its tools would fail anyway."""
         pending = set(self._starting)
         if pending:
             await asyncio.wait(pending, timeout=timeout)
+        installing = [c for c in self._connections.values() if c.installing]
+        pending = set(self._starting)
+        if installing and pending:
+            await asyncio.wait(pending, timeout=max(c.install_timeout for c in installing))
 
     def statuses(self) -> list[ServerStatus]:
         return [conn.snapshot() for conn in self._connections.values()]
@@ -449,13 +525,59 @@ class McpManager:
         """Every tool of every server that has listed its tools, in config order."""
         return [t for conn in self._connections.values() for t in conn.tools]
 
-    async def call(
-        self, server: str, tool: str, arguments: dict[str, Any]
-    ) -> mcp_types.CallToolResult:
+    def remote_prompts(self) -> list[RemotePrompt]:
+        """Every prompt of every connected server, in config order."""
+        return [p for conn in self._connections.values() for p in conn.prompts]
+
+    def remote_resources(self) -> list[RemoteResource]:
+        """The resources (and templates) servers listed when they connected, or when
+        they were last listed: what `@` completion offers."""
+        return [r for conn in self._connections.values() for r in conn.resources]
+
+    def _connection(self, server: str) -> _Connection:
         conn = self._connections.get(server)
         if conn is None:
-            raise McpCallError(f"no MCP server named '{server}' is configured")
-        return await conn.call(tool, arguments)
+            known = ", ".join(self._connections) or "none"
+            raise McpCallError(f"no MCP server named '{server}' is configured (servers: {known})")
+        return conn
+
+    async def call(
+        self, server: str, tool: str, arguments: dict[str, Any],
+        progress: ProgressSink | None = None,
+    ) -> mcp_types.CallToolResult:
+        return await self._connection(server).call(tool, arguments, progress)
+
+    def take_declined(self, server: str) -> list[str]:
+        """Why requests of `server` for the user's input were declined since last asked."""
+        conn = self._connections.get(server)
+        return conn.callbacks.take_declined() if conn and conn.callbacks else []
+
+    async def list_resources(self, server: str) -> list[RemoteResource]:
+        """Ask the server for its resources now (they may have changed since it started)."""
+        from aistack_tui.mcp.remote import list_resources
+
+        conn = self._connection(server)
+        found = await conn.request("resources/list",
+                                   lambda session, _t: list_resources(session, server))
+        conn.resources = found
+        return found
+
+    async def read_resource(self, server: str, uri: str) -> mcp_types.ReadResourceResult:
+        return await self._connection(server).request(
+            f"reading {uri}", lambda session, _t: session.read_resource(uri)
+        )
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: dict[str, str]
+    ) -> mcp_types.GetPromptResult:
+        return await self._connection(server).request(
+            f"prompt '{name}'", lambda session, _t: session.get_prompt(name, arguments or None)
+        )
+
+    def resource_servers(self) -> list[str]:
+        """Connected servers that offer resources (listed or not yet listed)."""
+        return [name for name, conn in self._connections.items()
+                if conn.status == "connected" and conn.resources]
 
     async def reconnect(self, name: str) -> ServerStatus:
         """Restart one server now (the `/mcp` reconnect action)."""

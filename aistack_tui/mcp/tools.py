@@ -27,7 +27,8 @@ from pydantic import ConfigDict, Field
 
 from aistack_tui.llm.tokens import TOOL_OVERHEAD, estimate_tokens
 from aistack_tui.llm.types import ImageBlock, TextBlock, ToolSpec
-from aistack_tui.mcp.manager import McpCallError, RemoteTool
+from aistack_tui.mcp.manager import McpCallError
+from aistack_tui.mcp.remote import RemoteTool
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
