@@ -246,6 +246,7 @@ async def open_session(
             agent.notify(warning)
         if hook_runner is not None:
             wire_hooks(agent, hook_runner)
+        extensions.show_mcp_logs(agent.notify, config.verbose)
         session = LiveSession(
             config=config,
             agent=agent,

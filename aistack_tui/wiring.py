@@ -56,6 +56,14 @@ class Extensions:
         await self.mcp.wait_ready(timeout)
         register_mcp_tools(self.mcp, tools, context_window)
 
+    def show_mcp_logs(self, notify: Callable[[str, str], None], verbose: bool) -> None:
+        """Servers' log messages as notices in `--verbose` sessions (they always go to
+        the server's log file); without it they would drown the conversation."""
+        if self.mcp is not None and verbose:
+            self.mcp.log_listener = lambda server, level, text: notify(
+                f"MCP {server} [{level}]: {text}", "info"
+            )
+
     async def after_turn(self, agent: Agent, session_id: str, context: ToolContext) -> None:
         """Memory's write policy and task state, once the model has answered."""
         if self.memory is None:
@@ -100,8 +108,11 @@ class Extensions:
                 log.warning("closing an extension failed: %s", e)
 
 
+MCP_TOOL_NAMES = {"McpToolSearch", "ListMcpResourcesTool", "ReadMcpResourceTool"}
+
+
 def register_mcp_tools(mcp: McpManager, tools: ToolRegistry, context_window: int) -> None:
-    for name in [n for n in tools.names() if n.startswith("mcp__") or n == "McpToolSearch"]:
+    for name in [n for n in tools.names() if n.startswith("mcp__") or n in MCP_TOOL_NAMES]:
         tools.unregister(name)
     from aistack_tui.mcp.tools import build_tools
 
@@ -180,8 +191,10 @@ async def attach_mcp(
         return None, warnings
     from aistack_tui.mcp.manager import McpManager
 
+    # Roots: where the session works, for servers that ask (filesystem-like servers).
+    roots = [config.project_root, *context.additional_directories]
     manager = McpManager(configs, config.home / "logs", settings.mcp_connect_timeout,
-                         relay=config.mcp_relay)
+                         relay=config.mcp_relay, roots=roots)
     context.services["tool_registry"] = tools
 
     def on_status(status: ServerStatus) -> None:

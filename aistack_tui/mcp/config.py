@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
+from aistack_tui.mcp.launch import inherited_env
+
 PROJECT_FILE = ".mcp.json"
 USER_SOURCE = "user settings (mcpServers)"
 CLIENT_SOURCE = "the editor's session (mcpServers)"
@@ -227,7 +229,10 @@ def parse_server(
             expand(_string(a, "each of 'args'"))
             for a in args_raw  # pyright: ignore[reportUnknownVariableType]
         )
-        env_map = {k: expand(v) for k, v in _string_map(entry.get("env"), "env").items()}
+        # The CA and proxy variables pass by default (launch.py says why); `env` wins.
+        env_map = inherited_env(env) | {
+            k: expand(v) for k, v in _string_map(entry.get("env"), "env").items()
+        }
         cwd_raw = entry.get("cwd")
         cwd = base_dir
         if cwd_raw is not None:

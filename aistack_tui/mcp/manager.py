@@ -411,18 +411,18 @@ class _Connection:
             ) from e
 
     async def call(
-        self, tool: str, arguments: dict[str, Any], progress: ProgressSink | None = None
+        self, tool: str, arguments: dict[str, Any], report: ProgressSink | None = None
     ) -> mcp_types.CallToolResult:
-        async def on_progress(done: float, total: float | None, message: str | None) -> None:
-            if progress is not None:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            if report is not None:
                 with contextlib.suppress(Exception):  # showing progress must not fail a call
-                    progress(done, total, message)
+                    report(progress, total, message)
 
         return await self.request(
             f"'{tool}'",
             lambda session, timeout: session.call_tool(
                 tool, arguments, read_timeout_seconds=timeout,
-                progress_callback=on_progress if progress is not None else None,
+                progress_callback=on_progress if report is not None else None,
             ),
         )
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -27,8 +28,9 @@ from pydantic import ConfigDict, Field
 
 from aistack_tui.llm.tokens import TOOL_OVERHEAD, estimate_tokens
 from aistack_tui.llm.types import ImageBlock, TextBlock, ToolSpec
-from aistack_tui.mcp.manager import McpCallError
+from aistack_tui.mcp.manager import McpCallError, ProgressSink
 from aistack_tui.mcp.remote import RemoteTool
+from aistack_tui.mcp.resource_tools import READ_TOOL, ListMcpResourcesTool, ReadMcpResourceTool
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -38,6 +40,7 @@ from aistack_tui.tools.base import (
     ToolOutput,
     ToolRegistry,
 )
+from aistack_tui.tools.editor import current_call_id
 from aistack_tui.tools.schema import CompactSpec
 
 if TYPE_CHECKING:
@@ -161,17 +164,43 @@ class McpTool(Tool[McpArgs]):
         return ToolCallDisplay(summary=summary)
 
     async def run(self, args: McpArgs, ctx: ToolContext) -> ToolOutput:
+        server = self.remote.server
         try:
             result = await self.manager.call(
-                self.remote.server, self.remote.name, args.arguments()
+                server, self.remote.name, args.arguments(), progress=_progress_sink(ctx)
             )
         except McpCallError as e:
             raise ToolError(str(e)) from e
-        output = convert_result(result, self.manager.max_result_chars)
+        finally:
+            declined = self.manager.take_declined(server)
+        output = convert_result(result, self.manager.max_result_chars, server=server)
+        if declined:
+            # The server only hears "declined"; the model should know why.
+            note = TextBlock(text="[aistack: " + "; ".join(declined) + "]")
+            if isinstance(output.content, str):
+                output.content = f"{output.content}\n{note.text}"
+            else:
+                output.content.append(note)
         output.display = ToolCallDisplay(
             summary=self.describe(args).summary, detail=_text_of(output)[:2000]
         )
         return output
+
+
+def _progress_sink(ctx: ToolContext) -> ProgressSink | None:
+    """Progress the server reports, as lines on the running call's card (the same
+    `tool_output` path Bash's live output takes), or None when nobody shows it."""
+    listener: Callable[[str, str], None] | None = ctx.services.get("tool_output")
+    if listener is None:
+        return None
+    call_id = current_call_id.get()
+
+    def show(done: float, total: float | None, message: str | None) -> None:
+        count = f"{done:g}/{total:g}" if total else f"{done:g}"
+        percent = f" ({done / total:.0%})" if total else ""
+        listener(call_id, f"progress {count}{percent}{': ' + message if message else ''}\n")
+
+    return show
 
 
 def tool_for(manager: McpManager, remote: RemoteTool) -> Tool[Any]:
@@ -214,7 +243,21 @@ def _resource_block(item: Any) -> TextBlock | ImageBlock:
     return TextBlock(text=f"[binary resource {uri} ({mime or 'unknown type'}, {size} bytes)]")
 
 
-def convert_result(result: mcp_types.CallToolResult, max_chars: int) -> ToolOutput:
+def _link_block(item: Any, server: str) -> TextBlock:
+    """A link to a resource, with the call that reads it: the model cannot follow a URI."""
+    desc = getattr(item, "description", None)
+    mime = getattr(item, "mime_type", None)
+    text = f"[resource link {item.uri} {getattr(item, 'name', '')}".rstrip()
+    text += f" ({mime})" if mime else ""
+    text += f": {desc}" if desc else ""
+    if server:
+        text += f"; read it with {READ_TOOL}(server={server!r}, uri={str(item.uri)!r})"
+    return TextBlock(text=text + "]")
+
+
+def convert_result(
+    result: mcp_types.CallToolResult, max_chars: int, *, server: str = ""
+) -> ToolOutput:
     """Our content blocks from a server's answer, cut to `max_chars` of text.
 
     Text stays text, images become ImageBlocks, embedded resources become text (or an
@@ -234,11 +277,7 @@ def convert_result(result: mcp_types.CallToolResult, max_chars: int) -> ToolOutp
         elif kind == "resource":
             block = _resource_block(item)
         elif kind == "resource_link":
-            desc = getattr(item, "description", None)
-            block = TextBlock(
-                text=f"[resource link {item.uri} {getattr(item, 'name', '')}"  # type: ignore[union-attr]
-                + (f": {desc}" if desc else "") + "]"
-            )
+            block = _link_block(item, server)
         elif kind == "audio":
             mime = getattr(item, "mime_type", "audio")
             block = TextBlock(text=f"[audio ({mime}) returned; not shown]")
@@ -293,11 +332,15 @@ def spec_tokens(spec: ToolSpec) -> int:
 def build_tools(manager: McpManager, context_window: int) -> list[Tool[Any]]:
     """Every server tool, or McpToolSearch (plus the tools loaded so far) when over budget."""
     tools = [tool_for(manager, remote) for remote in manager.remote_tools()]
+    resource_tools: list[Tool[Any]] = (
+        [ListMcpResourcesTool(manager), ReadMcpResourceTool(manager)]
+        if manager.resource_servers() else []
+    )
     total = sum(spec_tokens(t.spec()) for t in tools)
     if not tools or total <= context_window * SCHEMA_BUDGET_FRACTION:
-        return tools
+        return tools + resource_tools
     loaded = [t for t in tools if t.name in manager.search_tool_loaded]
-    return [McpToolSearch(manager, total), *loaded]
+    return [McpToolSearch(manager, total), *loaded, *resource_tools]
 
 
 class McpToolSearchArgs(ToolArgs):

@@ -36,6 +36,7 @@ from aistack_tui.permissions.readonly_commands import classify, env_is_safe, ris
 from aistack_tui.permissions.rules import (
     AGENT_ONLY_TOOLS,
     EDIT_FAMILY,
+    MCP_RESOURCE_TOOLS,
     READ_FAMILY,
     CompiledPathRule,
     Rule,
@@ -275,6 +276,8 @@ class PermissionEngine:
             return replace(self._edit_decision(tool, path), path=path)
         if tool == "WebFetch":
             return self._check_webfetch(tool_input, request.read_only)
+        if tool in MCP_RESOURCE_TOOLS:
+            return self._check_mcp_resource(tool, tool_input.get("server"))
         return self._check_other(tool, request.read_only)
 
     # files
@@ -414,6 +417,26 @@ class PermissionEngine:
             return Decision("allow", f"allowed by {_by(rule)}", rule.text)
         behavior, why = modes.other_fallback(self.mode, "WebFetch", read_only)
         return Decision(behavior, why, suggested_rule=f"WebFetch(domain:{host})")
+
+    def _check_mcp_resource(self, tool: str, server: object) -> Decision:
+        """Reading a server's resources: the tool's own rules and the server's rule
+        (`mcp__github` denies or allows its resources as it does its tools) decide; with
+        no rule it is allowed in every mode, since a read changes nothing."""
+        names = [tool] + ([f"mcp__{server}"] if isinstance(server, str) and server else [])
+
+        def bare(rule: Rule) -> bool:
+            return rule.kind in ("tool", "mcp")
+
+        checks: tuple[tuple[list[Rule], Behavior, str], ...] = (
+            (self._deny, "deny", "denied"), (self._ask, "ask", "asked for"),
+            (self.allow_rules, "allow", "allowed"),
+        )
+        for rules, behavior, verb in checks:
+            for name in names:
+                rule = self._first(rules, name, bare)
+                if rule is not None:
+                    return Decision(behavior, f"{verb} by {_by(rule)}", rule.text)
+        return Decision("allow", "reading an MCP server's resources changes nothing")
 
     def _check_other(self, tool: str, read_only: bool) -> Decision:
         def bare(rule: Rule) -> bool:

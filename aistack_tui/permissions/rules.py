@@ -32,8 +32,11 @@ AGENT_ONLY_TOOLS: frozenset[str] = frozenset(
     {"TodoWrite", "Skill", "Task", "PresentPlan", "CodeSearch", "MemorySearch", "MemoryWrite",
      "TaskOutput", "TaskStop"}
 )
+MCP_RESOURCE_TOOLS: frozenset[str] = frozenset({"ListMcpResourcesTool", "ReadMcpResourceTool"})
+"""Read an MCP server's resources: judged by their own rules and the server's `mcp__server`."""
 KNOWN_TOOLS: frozenset[str] = (
-    READ_FAMILY | EDIT_FAMILY | AGENT_ONLY_TOOLS | {"Bash", "WebFetch", "WebSearch"}
+    READ_FAMILY | EDIT_FAMILY | AGENT_ONLY_TOOLS | MCP_RESOURCE_TOOLS
+    | {"Bash", "WebFetch", "WebSearch"}
 )
 PATH_RULE_TOOLS: frozenset[str] = frozenset({"Read", "Edit", "Write", "MultiEdit"})
 

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from aistack_tui.permissions.engine import PermissionEngine
     from aistack_tui.permissions.types import PermissionDenial, PermissionMode
     from aistack_tui.session.config import RunConfig
+    from aistack_tui.session.mcp_view import McpView
     from aistack_tui.session.providers import ModelRouter
     from aistack_tui.session.status import StatusLine
     from aistack_tui.sessions.models import SessionInfo
@@ -563,9 +564,17 @@ class LiveSession:
             raise ConfigError(f"no MCP server {name!r}")
         return await mcp.reconnect(name)
 
+    @property
+    def mcp(self) -> McpView:
+        """MCP prompts (slash commands), `@server:uri` resources and elicitation."""
+        from aistack_tui.session.mcp_view import McpView
+
+        return McpView(self.extensions.mcp, self.engine)
+
     def on_tool_output(self, listener: Callable[[str, str], None] | None) -> None:
         """`listener(tool_use_id, text)` sees what a running Bash command prints, whole
-        lines with secrets masked, as it prints them (None stops it)."""
+        lines with secrets masked, as it prints them, and the progress MCP tools report
+        (None stops it)."""
         if listener is None:
             self.tool_context.services.pop("tool_output", None)
         else:

@@ -3,12 +3,18 @@
 Pure functions and one small file index, so they are tested without a terminal. The file
 index walks the project once (lazily, capped) and skips what `.gitignore` ignores, using
 `pathspec`'s git-wildmatch rules, the same semantics git applies.
+
+`@server:uri` mentions an MCP server's resource, as in Claude Code. The index offers them
+next to the files when it is given a source of them (`FileIndex.resources`: the session's
+resources, read when completing, since servers connect after the prompt appears); the
+session reads the mentioned ones and attaches them (`session/mcp_view.py`).
 """
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +26,7 @@ MAX_FILES = 20_000
 ALWAYS_SKIPPED = {".git", "node_modules", "__pycache__", ".venv", ".mypy_cache", ".ruff_cache"}
 MENTION = re.compile(r"(?:^|\s)@([^\s@]*)$")
 ATTACHED = re.compile(r"(?:^|\s)@([^\s@]+)")
+RESOURCE = re.compile(r"^([A-Za-z0-9_-]+):(\S+)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +61,8 @@ class FileIndex:
     def __init__(self, root: Path) -> None:
         self.root = root
         self._files: list[str] | None = None
+        self.resources: Callable[[], list[str]] | None = None
+        """`server:uri` of the MCP resources to offer too, when the session has some."""
 
     def invalidate(self) -> None:
         self._files = None
@@ -106,6 +115,10 @@ class FileIndex:
             if score is not None:
                 # Files first: a mention usually attaches a file; directories are steps.
                 scored.append((score + (0.5 if path.endswith("/") else 0.0), path))
+        for resource in self.resources() if self.resources is not None else []:
+            score = fuzzy_score(q, resource.lower())
+            if score is not None:
+                scored.append((score + 0.25, resource))
         scored.sort(key=lambda item: (item[0], len(item[1]), item[1]))
         return [path for _, path in scored[:limit]]
 
@@ -182,3 +195,25 @@ def prompt_blocks(text: str, root: Path) -> list[ContentBlock]:
     for path in mentioned_paths(text, root):
         blocks.append(TextBlock(text=attachment(path, root)))
     return blocks
+
+
+def mentioned_resources(text: str, servers: set[str]) -> list[tuple[str, str]]:
+    """(server, uri) of each `@server:uri` in a prompt whose server is one of `servers`,
+    in order, without repeats."""
+    found: list[tuple[str, str]] = []
+    for raw in ATTACHED.findall(text):
+        match = RESOURCE.match(raw.rstrip(".,;!?)"))
+        if match is None or match.group(1) not in servers:
+            continue
+        pair = (match.group(1), match.group(2))
+        if pair not in found:
+            found.append(pair)
+    return found
+
+
+def resource_attachment(server: str, uri: str, text: str, error: str = "") -> str:
+    """A mentioned resource as the block the model reads (cut like a file)."""
+    if error:
+        return f'<attached-resource server="{server}" uri="{uri}" error="{error}"/>'
+    return (f'<attached-resource server="{server}" uri="{uri}">\n'
+            f"{text[:MAX_ATTACH_BYTES]}\n</attached-resource>")
