@@ -274,7 +274,7 @@ async def _mcp(host: CommandHost, args: str) -> None:
     tools = host.session.mcp_tools()
     lines = ["MCP servers:"]
     for status in statuses:
-        line = f"  {status.name}: {status.status}"
+        line = f"  {status.name}: {status.label}"
         if status.error:
             line += f" ({status.error})"
         count = len(tools.get(status.name, [])) or status.tool_count

@@ -29,6 +29,7 @@ from aistack_tui import __version__
 from aistack_tui.linemode.approval_prompt import LineApprover
 from aistack_tui.linemode.commands import COMMANDS, parse
 from aistack_tui.linemode.completion import LineCompleter
+from aistack_tui.linemode.elicitation_prompt import LineElicitation
 from aistack_tui.linemode.prompt import JsonLinesHistory, make_prompt_session
 from aistack_tui.linemode.render import LineRenderer
 from aistack_tui.linemode.terminal import LineIO
@@ -36,6 +37,7 @@ from aistack_tui.llm import types as lt
 from aistack_tui.session.config import bypass_on_command_line, next_permission_mode
 from aistack_tui.session.history import HISTORY_FILE
 from aistack_tui.session.mentions import FileIndex, prompt_blocks
+from aistack_tui.settings.layers import ConfigError
 from aistack_tui.shutdown.signals import StopSignals
 from aistack_tui.shutdown.status import EXIT_HANGUP, EXIT_OK, EXIT_USAGE
 from aistack_tui.shutdown.streams import is_closed_stream, silence
@@ -66,6 +68,7 @@ class LineRepl:
         self.renderer = renderer
         self.approver = approver
         self.files = FileIndex(session.project_root)
+        self.files.resources = session.mcp.resource_mentions
         self._custom: list[tuple[str, str]] = []
         """(name, description) of the custom command files, for completion and /help."""
         self._preload = ""
@@ -141,10 +144,14 @@ class LineRepl:
         return EXIT_OK
 
     def command_names(self) -> list[tuple[str, str]]:
-        """Built-in commands, then the custom command files (a built-in name wins)."""
+        """Built-in commands, then the custom command files (a built-in name wins), then
+        the MCP servers' prompts."""
         builtin = COMMANDS.names()
         taken = {name for name, _ in builtin}
-        return builtin + [(n, h) for n, h in self._custom if n not in taken]
+        custom = [(n, h) for n, h in self._custom if n not in taken]
+        prompts = [(n, f"{hint} — {h}" if hint else h)
+                   for n, h, hint in self.session.mcp.prompt_commands()]
+        return builtin + custom + prompts
 
     def refresh_custom_commands(self) -> None:
         """Re-read the command files (`.claude/commands/`, `.aistack/commands/`, ...)."""
@@ -165,6 +172,12 @@ class LineRepl:
         command = parse(text.strip())
         if command is not None and COMMANDS.get(command[0]) is None:
             custom = await self.session.expand_custom_command(text.strip())
+            if custom is None:  # an MCP server's prompt, `/mcp__server__prompt args`
+                try:
+                    custom = await self.session.mcp.expand_prompt(text.strip())
+                except ConfigError as e:
+                    self.renderer.notice(str(e), "error")
+                    return
             if custom is not None:  # a command file: its text is the prompt
                 await self.run_turn(prompt_blocks(custom, self.session.project_root))
                 return
@@ -174,7 +187,8 @@ class LineRepl:
         if text.startswith("//"):
             text = text[1:]
         self.files.invalidate()
-        await self.run_turn(prompt_blocks(text, self.session.project_root))
+        blocks = prompt_blocks(text, self.session.project_root)
+        await self.run_turn(await self.session.mcp.attach_resources(blocks))
 
     async def run_command(self, name: str, args: str) -> None:
         cmd = COMMANDS.get(name)
@@ -259,7 +273,6 @@ async def run_line_mode(
     from aistack_tui.bootstrap import open_session
     from aistack_tui.linemode.setup import ask_provider_key
     from aistack_tui.session.config import NoProviderError
-    from aistack_tui.settings.layers import ConfigError
 
     io = io or default_io()
     renderer = LineRenderer(io.console)
@@ -280,6 +293,7 @@ async def run_line_mode(
         (io.errors or io.console).print(Text(f"aistack: {e}", style="red"), soft_wrap=True)
         return EXIT_USAGE
     approver.on_interrupt = session.interrupt
+    session.mcp.use_elicitation(LineElicitation(approver))
     main = asyncio.current_task()
     repls: list[LineRepl] = []
     closing = False

@@ -26,6 +26,7 @@ from aistack_tui.print_mode.formatters import (
     result_object,
 )
 from aistack_tui.session.config import RunConfig
+from aistack_tui.settings.layers import ConfigError
 from aistack_tui.shutdown.signals import StopSignals
 from aistack_tui.shutdown.status import (
     EXIT_BROKEN_PIPE,
@@ -136,6 +137,11 @@ async def _run_open(
     session: LiveSession, config: RunConfig, prompt: str, formatter: Formatter, err: TextIO
 ) -> int:
     await settle_start(session, config, err)
+    try:  # `aistack -p "/mcp__server__prompt args"` runs an MCP server's prompt
+        prompt = await session.mcp.expand_prompt(prompt) or prompt
+    except ConfigError as e:
+        err.write(f"aistack: {e}\n")
+        return EXIT_FAILED
     error: str | None = None
     end: ev.TurnEnded | None = None
     formatter.start(

@@ -46,6 +46,7 @@ from aistack_tui.tui.bridge import TurnBridge
 from aistack_tui.tui.commands import all_commands
 from aistack_tui.tui.model_catalogue import ModelCatalogue
 from aistack_tui.tui.renderer import EventRenderer, Level, history_entries
+from aistack_tui.tui.screens.elicitation import ScreenElicitation
 from aistack_tui.tui.screens.main import MainScreen
 from aistack_tui.tui.screens.model_picker import ModelPickerScreen
 from aistack_tui.tui.screens.question import TrustScreen, ask
@@ -221,6 +222,8 @@ class AistackApp(App[int]):
         session.on_mcp_status(self._mcp_changed)
         session.on_tool_output(self._tool_output)
         session.on_background_change(self.status.set_shells)
+        session.mcp.use_elicitation(ScreenElicitation(self))
+        self.file_index.resources = session.mcp.resource_mentions
         for status in session.mcp_statuses():
             self._mcp_changed(status)
         if session.messages:
@@ -257,11 +260,17 @@ class AistackApp(App[int]):
         text = f"{connected}/{len(statuses)}"
         if failed:
             text += f" ✗{failed}"
-        if any(s.status == "connecting" for s in statuses):
+        if any(s.installing for s in statuses):
+            text += " installing…"
+        elif any(s.status == "connecting" for s in statuses):
             text += " …"
         self.status.set_mcp(text)
+        if status.status == "connected":
+            slash.register_mcp_prompts(self.commands, session)
         previous = self._mcp_seen.get(status.name)
-        self._mcp_seen[status.name] = status.status
+        self._mcp_seen[status.name] = "installing" if status.installing else status.status
+        if status.installing and previous != "installing":
+            self.call_later(self.notice, f"MCP server {status.name}: {status.label}")
         if status.status == "failed" and previous != "failed":
             reason = f": {status.error}" if status.error else ""
             self.call_later(
@@ -431,6 +440,8 @@ class AistackApp(App[int]):
         if self.bridge is None:
             return
         blocks = prompt_blocks(text, self.config.project_root)
+        if self.session is not None:  # @server:uri mentions of MCP resources
+            blocks = await self.session.mcp.attach_resources(blocks)
         self.file_index.invalidate()
         self.bridge.start(blocks)
 

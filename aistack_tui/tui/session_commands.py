@@ -198,8 +198,10 @@ async def _mcp(app: CommandHost, args: str) -> None:
     lines = ["MCP servers:"]
     for status in statuses:
         icon = STATUS_ICONS.get(status.status, "?")
-        lines.append(f"  {icon} {status.name}  {status.status} · {status.transport} "
+        lines.append(f"  {icon} {status.name}  {status.label} · {status.transport} "
                      f"{status.target}".rstrip())
+        if status.hidden_tools:
+            lines.append(f"      {status.hidden_tools} task-only tool(s) not offered")
         if status.error:
             lines.append(f"      {status.error}")
         if status.status == "failed" and status.log_path is not None:

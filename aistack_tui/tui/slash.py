@@ -144,6 +144,27 @@ def register_custom_commands(registry: SlashRegistry, session: LiveSession) -> l
     return found.problems
 
 
+def mcp_prompt_command(name: str, help: str, hint: str) -> SlashCommand:
+    """An MCP server's prompt as `/mcp__server__prompt ARGS`: fetched from the server
+    with the arguments, and sent as the prompt."""
+
+    async def run(app: CommandHost, args: str) -> None:
+        text = await app.require_session().mcp.expand_prompt(f"/{name} {args}".rstrip())
+        if text is None:
+            await app.notice(f"/{name} is no longer offered by its server.", "warning")
+            return
+        await app.send_prompt(text)
+
+    return SlashCommand(name, help, run, hint, background=True)
+
+
+def register_mcp_prompts(registry: SlashRegistry, session: LiveSession) -> None:
+    """Add the prompts of the servers connected so far (called again as servers connect)."""
+    for name, help, hint in session.mcp.prompt_commands():
+        if registry.get(name) is None:
+            registry.add(mcp_prompt_command(name, help, hint))
+
+
 def parse(text: str) -> tuple[str, str] | None:
     """(`name`, `args`) for a prompt that is a slash command, else None."""
     if not text.startswith("/") or text.startswith("//"):

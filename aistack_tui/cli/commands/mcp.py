@@ -48,7 +48,7 @@ def _first_line(text: str, limit: int = 90) -> str:
 async def run(args: argparse.Namespace, config: RunConfig, trust: TrustDecision) -> int:
     """List the servers of `config` (already gated: see `trust_gate.gate_subcommand`)."""
     from aistack_tui.mcp.config import PROJECT_FILE
-    from aistack_tui.mcp.manager import McpManager
+    from aistack_tui.mcp.manager import McpManager, ServerStatus
     from aistack_tui.mcp.tools import tool_name
     from aistack_tui.wiring import mcp_server_configs
 
@@ -70,7 +70,18 @@ async def run(args: argparse.Namespace, config: RunConfig, trust: TrustDecision)
         )
         return 2 if warnings else 0
     timeout = float(getattr(args, "timeout", DEFAULT_TIMEOUT) or DEFAULT_TIMEOUT)
-    manager = McpManager(configs, config.home / "logs", connect_timeout=timeout)
+    manager = McpManager(configs, config.home / "logs", connect_timeout=timeout,
+                         roots=[config.project_root])
+    announced: set[str] = set()
+
+    def progress(status: ServerStatus) -> None:
+        # A first `npx -y` / `uvx` run downloads the server: say so instead of hanging.
+        if status.installing and status.name not in announced:
+            announced.add(status.name)
+            out.write(f"{status.name}: {status.label}\n")
+            out.flush()
+
+    manager.add_listener(progress)
     try:
         await manager.start()
         await manager.wait_ready(timeout + 15)
@@ -84,12 +95,15 @@ async def run(args: argparse.Namespace, config: RunConfig, trust: TrustDecision)
             source = configs[status.name].source
             count = f"{status.tool_count} tool{'s' if status.tool_count != 1 else ''}"
             out.write(
-                f"{status.name}: {status.status}"
+                f"{status.name}: {status.label}"
                 + (f", {count}" if status.status == "connected" else "")
                 + f"  [{status.target}]  from {source}\n"
             )
             if status.error:
                 out.write(f"  error: {status.error}\n")
+            if status.hidden_tools:
+                out.write(f"  {status.hidden_tools} task-only tool(s) not offered (MCP tasks "
+                          "are not supported yet)\n")
             if status.status == "failed":
                 failed = True
                 if status.log_path is not None:
