@@ -173,6 +173,8 @@ class _Connection:
         self._generation = 0
         self._lock = asyncio.Lock()
         self._closing: set[asyncio.Task[None]] = set()
+        self._serving: set[asyncio.Task[None]] = set()
+        """Tasks of this connection that finished their handshake (`_finish`)."""
 
     # -- status --------------------------------------------------------------------
 
@@ -278,6 +280,9 @@ class _Connection:
                 self._session = session
                 self._set("connected", None)
                 ready.set()
+                me = asyncio.current_task()
+                if me is not None:
+                    self._serving.add(me)
                 await stop.wait()
         except asyncio.CancelledError:
             raise
@@ -335,15 +340,20 @@ class _Connection:
             return
         if stop is not None:
             stop.set()
-        finisher = asyncio.create_task(self._finish(task))
+        finisher = asyncio.create_task(self._finish(task, served=task in self._serving))
         self._closing.add(finisher)
         finisher.add_done_callback(self._closing.discard)
         if wait:
             await asyncio.shield(finisher)
 
-    async def _finish(self, task: asyncio.Task[None]) -> None:
-        # A server stuck in its handshake never reaches `stop.wait()`: cancel it then.
-        done, _ = await asyncio.wait({task}, timeout=0.5)
+    async def _finish(self, task: asyncio.Task[None], *, served: bool) -> None:
+        # A server stuck in its handshake never reaches `stop.wait()`: cancel it then. One
+        # that did is left the SDK's whole (bounded) shutdown: stdin closed, a grace
+        # period, then SIGTERM and SIGKILL to its process group. Cancelling it sooner
+        # cuts that shield short and leaves the server running, orphaned (a node server
+        # busy right after its handshake does not exit on stdin's close at once).
+        done, _ = await asyncio.wait({task}, timeout=_CLOSE_TIMEOUT if served else 0.5)
+        self._serving.discard(task)
         if not done:
             task.cancel()
             await asyncio.wait({task}, timeout=_CLOSE_TIMEOUT)

@@ -70,3 +70,49 @@ def http_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def sse_server_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The fixture server over the older SSE transport on 127.0.0.1."""
     yield from _start("sse", tmp_path_factory.mktemp("mcp-sse") / "server.log")
+
+
+EVERYTHING = "@modelcontextprotocol/server-everything"
+EVERYTHING_VERSION = "2026.8.31"
+"""Pinned, so a new release cannot change what the tests see; the reference server of the
+MCP project, written by nobody here, exercising every part of the protocol."""
+
+
+def npm_install(request: pytest.FixtureRequest, package: str, version: str) -> Path:
+    """`npm install package@version` once into pytest's cache, and the package's folder.
+
+    Several xdist workers may ask at once: a file lock makes one install and the others
+    wait for it. Skipped, with the reason, when node/npm are missing or the registry
+    cannot be reached."""
+    import fcntl
+    import shutil
+
+    npm = shutil.which("npm")
+    if not shutil.which("node") or not npm:
+        pytest.skip(f"node and npm are needed to run {package}")
+    prefix = Path(request.config.cache.mkdir(f"mcp-npm-{package.replace('/', '+')}-{version}"))
+    folder = prefix / "node_modules" / package
+    with (prefix / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "package.json").exists():
+            try:
+                proc = subprocess.run(
+                    [npm, "install", "--prefix", str(prefix), f"{package}@{version}",
+                     "--no-audit", "--no-fund", "--loglevel=error"],
+                    capture_output=True, text=True, timeout=170,
+                )
+            except subprocess.TimeoutExpired:
+                pytest.skip(f"npm install {package} timed out (is the npm registry reachable?)")
+            if proc.returncode != 0 or not (folder / "package.json").exists():
+                pytest.skip(f"npm install {package} failed (registry unreachable?): "
+                            f"{proc.stderr.strip()[-300:]}")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def everything_server(request: pytest.FixtureRequest) -> dict[str, object]:
+    """A `.mcp.json` entry starting the published server-everything over stdio."""
+    import shutil
+
+    folder = npm_install(request, EVERYTHING, EVERYTHING_VERSION)
+    return {"command": shutil.which("node"), "args": [str(folder / "dist" / "index.js"), "stdio"]}

@@ -1,0 +1,148 @@
+"""server-everything in whole sessions against the fake LLM: a server prompt run as a slash
+command in print mode, an `@server:uri` mention completed and attached, the model reading
+a resource, and the permission rules that cover resources."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from aistack_tui.agent.ports import DenyAll
+from aistack_tui.bootstrap import open_session
+from aistack_tui.print_mode.runner import run_print
+from aistack_tui.session.config import make_run_config
+from aistack_tui.session.mentions import FileIndex, prompt_blocks
+from tests.e2e.helpers import FAST_RETRY, write_user_settings
+from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+
+pytestmark = pytest.mark.timeout(180)
+DOC = "demo://resource/static/document/features.md"
+MODEL = "anthropic/claude-sonnet-4-6"
+
+
+@pytest.fixture
+def project(git_repo: Path, aistack_home: Path, everything_server: dict[str, object]) -> Path:
+    write_user_settings(aistack_home, {**FAST_RETRY, "mcpConnectTimeout": 60})
+    (aistack_home / "mcp.json").write_text(json.dumps({"mcpServers": {"ev": everything_server}}))
+    return git_repo
+
+
+def user_texts(server: FakeLLMServer) -> list[str]:
+    """Every text the model was sent in user messages (prompts and tool results)."""
+    found: list[str] = []
+    for request in server.model_requests:
+        for message in request.body.get("messages", []):
+            content = message.get("content")
+            if message.get("role") != "user":
+                continue
+            if isinstance(content, str):
+                found.append(content)
+                continue
+            for block in content:
+                if block.get("type") == "text":
+                    found.append(block["text"])
+                elif block.get("type") == "tool_result":
+                    inner = block.get("content")
+                    found.append(inner if isinstance(inner, str) else json.dumps(inner))
+    return found
+
+
+async def test_server_prompt_runs_as_a_slash_command_in_print_mode(
+    project: Path, aistack_home: Path
+) -> None:
+    with FakeLLMServer([Turn(text="Sunny.")]) as server:
+        config = make_run_config(
+            cwd=project, env={**_environ(), **server.env("anthropic")}, model=MODEL,
+            mcp_config=aistack_home / "mcp.json",
+        )
+        out, err = io.StringIO(), io.StringIO()
+        code = await run_print(config, "/mcp__ev__args-prompt Paris state=Texas", "text",
+                               out=out, err=err)
+        assert code == 0, err.getvalue()
+        assert out.getvalue().strip() == "Sunny."
+        assert "What's weather in Paris, Texas?" in user_texts(server)
+
+        # A missing required argument is named before anything reaches the model.
+        config = make_run_config(
+            cwd=project, env={**_environ(), **server.env("anthropic")}, model=MODEL,
+            mcp_config=aistack_home / "mcp.json",
+        )
+        err = io.StringIO()
+        code = await run_print(config, "/mcp__ev__args-prompt", "text", out=io.StringIO(),
+                               err=err)
+        assert code == 1
+        assert "/mcp__ev__args-prompt needs city: /mcp__ev__args-prompt city [state]" in \
+            err.getvalue()
+        assert len(server.model_requests) == 1
+
+
+async def test_resource_mention_completes_attaches_and_obeys_rules(
+    project: Path, aistack_home: Path
+) -> None:
+    script = [
+        Turn(tool_calls=[ToolCall("ReadMcpResourceTool", {"server": "ev",
+                                                          "uri": "demo://resource/dynamic/text/3"})]),
+        Turn(text="Read it."),
+    ]
+    with FakeLLMServer(script) as server:
+        config = make_run_config(
+            cwd=project, env={**_environ(), **server.env("anthropic")}, model=MODEL,
+            mcp_config=aistack_home / "mcp.json",
+        )
+        session = await open_session(config, DenyAll())
+        try:
+            await session.wait_for_mcp(60)
+            # `@` completion offers the server's resources next to the files.
+            index = FileIndex(project)
+            index.resources = session.mcp.resource_mentions
+            assert f"ev:{DOC}" in index.matches("ev:features")
+            assert "README.md" in index.matches("READ")
+            # The prompt commands are offered with their arguments.
+            assert ("mcp__ev__args-prompt", "A prompt with two arguments, one required and "
+                    "one optional", "city [state]") in [
+                (n, h, a) for n, h, a in session.mcp.prompt_commands()
+                if n == "mcp__ev__args-prompt"]
+
+            text = f"summarise @ev:{DOC} please"
+            blocks = await session.mcp.attach_resources(prompt_blocks(text, project))
+            attached = blocks[-1].text  # type: ignore[union-attr]
+            assert attached.startswith(f'<attached-resource server="ev" uri="{DOC}">')
+            assert "## Tools" in attached
+            async for _ in session.run(blocks):
+                pass
+        finally:
+            await session.close()
+        sent = user_texts(server)
+        assert any(t.startswith('<attached-resource server="ev"') for t in sent)
+        assert any("Resource 3: This is a plaintext resource" in t for t in sent)
+
+    # A deny rule for the server covers its resources: the mention and the tool.
+    write_user_settings(aistack_home, {"permissions": {"deny": ["mcp__ev"]}})
+    script = [Turn(tool_calls=[ToolCall("ReadMcpResourceTool", {"server": "ev", "uri": DOC})]),
+              Turn(text="Denied.")]
+    with FakeLLMServer(script) as server:
+        config = make_run_config(
+            cwd=project, env={**_environ(), **server.env("anthropic")}, model=MODEL,
+            mcp_config=aistack_home / "mcp.json",
+        )
+        session = await open_session(config, DenyAll())
+        try:
+            await session.wait_for_mcp(60)
+            blocks = await session.mcp.attach_resources(prompt_blocks(f"@ev:{DOC}", project))
+            assert blocks[-1].text.startswith(  # type: ignore[union-attr]
+                f'<attached-resource server="ev" uri="{DOC}" error="denied by')
+            async for _ in session.run("read it"):
+                pass
+            denials = session.denials
+        finally:
+            await session.close()
+        assert [d.tool_name for d in denials] == ["ReadMcpResourceTool"]
+
+
+def _environ() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)
