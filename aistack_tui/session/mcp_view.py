@@ -21,6 +21,10 @@ if TYPE_CHECKING:
     from aistack_tui.permissions.engine import PermissionEngine
 
 
+PROMPT_SERVER_WAIT = 30.0
+"""Seconds a server prompt's command waits for its server to finish starting."""
+
+
 class McpView:
     """The session's MCP prompts, resources and elicitation, for front ends."""
 
@@ -56,7 +60,10 @@ class McpView:
         if not text.startswith("/mcp__") or self.manager is None:
             return None
         name, _, rest = text[1:].partition(" ")
-        prompt = self._prompts().get(name.strip())
+        name = name.strip()
+        prompt = self._prompts().get(name)
+        if prompt is None and await self._wait_for_server_of(name):
+            prompt = self._prompts().get(name)
         if prompt is None:
             return None
         try:
@@ -65,6 +72,17 @@ class McpView:
         except (PromptArgumentError, McpCallError) as e:
             raise ConfigError(str(e)) from e
         return prompt_text(result)
+
+    async def _wait_for_server_of(self, command: str) -> bool:
+        """Wait (bounded) for the server a command names when it is still starting: a
+        prompt typed, or given on the command line, before its server has connected."""
+        manager = self.manager
+        server = command.split("__")[1] if command.count("__") >= 2 else ""
+        statuses = {s.name: s for s in manager.statuses()} if manager is not None else {}
+        if manager is None or server not in statuses or statuses[server].status != "connecting":
+            return False
+        await manager.wait_ready(PROMPT_SERVER_WAIT)
+        return True
 
     # --- resources ------------------------------------------------------------------
 

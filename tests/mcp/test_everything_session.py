@@ -146,3 +146,35 @@ def _environ() -> dict[str, str]:
     import os
 
     return dict(os.environ)
+
+
+async def test_line_mode_runs_a_server_prompt_and_attaches_a_resource(
+    project: Path, aistack_home: Path
+) -> None:
+    import asyncio
+
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+    from rich.console import Console
+
+    from aistack_tui.linemode.repl import run_line_mode
+    from aistack_tui.linemode.terminal import LineIO
+
+    out = io.StringIO()
+    console = Console(file=out, width=100, force_terminal=True, color_system=None,
+                      _environ={"TERM": "xterm"})
+    with FakeLLMServer([Turn(text="Sunny."), Turn(text="Seen it.")]) as server, \
+            create_pipe_input() as pipe:
+        # Typed at once: the prompt command waits for its server to finish starting.
+        pipe.send_text(f"/mcp__ev__args-prompt Paris\rsummarise @ev:{DOC}\r\x04")
+        config = make_run_config(
+            cwd=project, env={**_environ(), **server.env("anthropic")}, model=MODEL,
+            mcp_config=aistack_home / "mcp.json", no_memory=True, no_knowledge=True,
+        )
+        code = await asyncio.wait_for(
+            run_line_mode(config, None, LineIO(console, pipe, DummyOutput())), 90)
+        assert code == 0
+        sent = user_texts(server)
+    assert "What's weather in Paris?" in sent
+    assert any(t.startswith(f'<attached-resource server="ev" uri="{DOC}">') for t in sent)
+    assert "Sunny." in out.getvalue() and "Seen it." in out.getvalue()
