@@ -53,10 +53,11 @@ def user_texts(server: FakeLLMServer) -> list[str]:
 async def test_server_prompt_runs_as_a_slash_command_in_print_mode(
     project: Path, aistack_home: Path
 ) -> None:
-    with FakeLLMServer([Turn(text="Sunny.")]) as server:
+    script = [Turn(tool_calls=[ToolCall("mcp__ev__get-roots-list", {})]), Turn(text="Sunny.")]
+    with FakeLLMServer(script) as server:
         config = make_run_config(
             cwd=project, env={**_environ(), **server.env("anthropic")}, model=MODEL,
-            mcp_config=aistack_home / "mcp.json",
+            mcp_config=aistack_home / "mcp.json", verbose=True, allowed_tools=["mcp__ev"],
         )
         out, err = io.StringIO(), io.StringIO()
         code = await run_print(config, "/mcp__ev__args-prompt Paris state=Texas", "text",
@@ -64,6 +65,11 @@ async def test_server_prompt_runs_as_a_slash_command_in_print_mode(
         assert code == 0, err.getvalue()
         assert out.getvalue().strip() == "Sunny."
         assert "What's weather in Paris, Texas?" in user_texts(server)
+        # The roots are the project; --verbose: the server's log messages reach stderr.
+        assert any("Current MCP Roots (1 total)" in t and project.as_uri() in t
+                   for t in user_texts(server))
+        assert "aistack: MCP ev [info]: everything-server: Roots updated: 1 root(s)" in \
+            err.getvalue()
 
         # A missing required argument is named before anything reaches the model.
         config = make_run_config(
@@ -76,7 +82,7 @@ async def test_server_prompt_runs_as_a_slash_command_in_print_mode(
         assert code == 1
         assert "/mcp__ev__args-prompt needs city: /mcp__ev__args-prompt city [state]" in \
             err.getvalue()
-        assert len(server.model_requests) == 1
+        assert len(server.model_requests) == 2
 
 
 async def test_resource_mention_completes_attaches_and_obeys_rules(
