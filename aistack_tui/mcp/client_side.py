@@ -48,6 +48,8 @@ class ClientCallbacks:
         self._elicitation = elicitation
         self._log = log
         self.declined: list[str] = []
+        self.asking = 0
+        """Forms open right now: a call's timeout does not run while the user answers."""
 
     def take_declined(self) -> list[str]:
         notes, self.declined = self.declined, []
@@ -76,7 +78,11 @@ class ClientCallbacks:
             server=self.server, message=params.message, fields=form_fields(schema),
             schema=schema,
         )
-        answer = await self._elicitation().elicit(request)
+        self.asking += 1  # the call that caused it waits for the user, not for a hang
+        try:
+            answer = await self._elicitation().elicit(request)
+        finally:
+            self.asking -= 1
         if answer.action != "accept" and answer.reason:
             note = (f"MCP server '{self.server}' asked for input ({params.message!r}); "
                     f"{answer.reason}")

@@ -18,9 +18,8 @@ import asyncio
 import contextlib
 import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 from aistack_tui import __version__
 from aistack_tui.mcp.config import (
@@ -32,7 +31,16 @@ from aistack_tui.mcp.config import (
 from aistack_tui.mcp.elicitation import NO_ONE_TO_ASK, DeclineElicitation, ElicitationHandler
 from aistack_tui.mcp.launch import INSTALL_TIMEOUT, installs_on_first_run
 from aistack_tui.mcp.remote import RemotePrompt, RemoteResource, RemoteTool, listing
-from aistack_tui.mcp.sdk_transport import McpRelay, NoRelayError, sdk_streams
+from aistack_tui.mcp.sdk_transport import McpRelay, sdk_streams
+from aistack_tui.mcp.status import (
+    LogListener,
+    McpCallError,
+    ProgressSink,
+    ServerStatus,
+    StatusName,
+    describe_error,
+    log_tail,
+)
 
 if TYPE_CHECKING:
     import mcp_types
@@ -41,7 +49,6 @@ if TYPE_CHECKING:
     from aistack_tui.mcp.client_side import ClientCallbacks
     from aistack_tui.tools.base import Tool
 
-StatusName: TypeAlias = Literal["connecting", "connected", "failed", "disabled"]
 T = TypeVar("T")
 
 DEFAULT_MAX_RESULT_CHARS = 200_000
@@ -55,84 +62,14 @@ when its stdin closes; one that ignores that and SIGTERM goes on being stopped i
 background, and at exit the process's last step kills it (shutdown/run.py)."""
 
 
-@dataclass(frozen=True, slots=True)
-class ServerStatus:
-    """What `/mcp` and `aistack mcp list` show for one server."""
+class _Clock:
+    """When a request last showed life (its start, a progress report, an open form)."""
 
-    name: str
-    status: StatusName
-    error: str | None = None
-    tool_count: int = 0
-    transport: str = "stdio"
-    target: str = ""
-    log_path: Path | None = None
-    installing: bool = False
-    """Still starting after the usual timeout, as `npx -y` / `uvx` do while they download
-    the server the first time (status `connecting`)."""
-    hidden_tools: int = 0
-    """Tools left out because they can only run as tasks (`taskSupport: required`)."""
+    def __init__(self) -> None:
+        self.last = 0.0
 
-    @property
-    def label(self) -> str:
-        """The status as people read it: `starting (installing)…` while a download runs."""
-        if self.status == "connecting":
-            return "starting (installing)…" if self.installing else "starting…"
-        return self.status
-
-
-ProgressSink = Callable[[float, float | None, str | None], None]
-"""(progress, total, message) of a running call, as the server reports them."""
-LogListener = Callable[[str, str, str], None]
-"""(server, level, text) of a log message a server sent."""
-
-
-class McpCallError(Exception):
-    """A call could not reach the server or got no answer; the message is for the model."""
-
-
-def _leaf_errors(exc: BaseException) -> list[BaseException]:
-    if isinstance(exc, BaseExceptionGroup):
-        leaves: list[BaseException] = []
-        for inner in exc.exceptions:  # pyright: ignore[reportUnknownVariableType]
-            leaves.extend(_leaf_errors(inner))  # pyright: ignore[reportUnknownArgumentType]
-        return leaves
-    return [exc]
-
-
-def describe_error(exc: BaseException, config: ServerConfig) -> str:
-    """A one-line reason a person can act on, from whatever the transport raised."""
-    leaves = [e for e in _leaf_errors(exc) if not isinstance(e, asyncio.CancelledError)]
-    err = leaves[0] if leaves else exc
-    if isinstance(err, FileNotFoundError) and isinstance(config, StdioServerConfig):
-        return f"command not found: {config.command}"
-    if isinstance(err, PermissionError) and isinstance(config, StdioServerConfig):
-        return f"command not executable: {config.command}"
-    from mcp.shared.exceptions import MCPError
-
-    if isinstance(err, MCPError):
-        if err.code == -32000:  # CONNECTION_CLOSED
-            return "the server closed the connection (it exited or crashed)"
-        return f"server error {err.code}: {err.message}"
-    if isinstance(err, NoRelayError):
-        return str(err)
-    text = str(err).strip() or type(err).__name__
-    return f"{type(err).__name__}: {text}" if type(err).__name__ not in text else text
-
-
-def _log_tail(path: Path | None, limit: int = 4096) -> str:
-    """The last non-empty line the server wrote to stderr: usually why it died."""
-    if path is None:
-        return ""
-    try:
-        with path.open("rb") as f:
-            f.seek(0, 2)
-            size = f.tell()
-            f.seek(max(0, size - limit))
-            tail = f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    lines = [ln.strip() for ln in tail.splitlines() if ln.strip() and not ln.startswith("===")]
-    return lines[-1][:300] if lines else ""
+    def touch(self) -> None:
+        self.last = asyncio.get_running_loop().time()
 
 
 class _Connection:
@@ -208,7 +145,7 @@ class _Connection:
             pass
 
     def _failure(self, reason: str) -> str:
-        tail = _log_tail(self.log_path) if isinstance(self.config, StdioServerConfig) else ""
+        tail = log_tail(self.log_path) if isinstance(self.config, StdioServerConfig) else ""
         return f"{reason}; last stderr line: {tail}" if tail else reason
 
     # -- lifecycle -----------------------------------------------------------------
@@ -377,7 +314,10 @@ class _Connection:
 
     # -- requests ------------------------------------------------------------------
 
-    async def request(self, what: str, send: Callable[[ClientSession, float], Awaitable[T]]) -> T:
+    async def request(
+        self, what: str, send: Callable[[ClientSession, float], Awaitable[T]],
+        clock: _Clock | None = None,
+    ) -> T:
         """One request to the server (`what` names it in errors: `'tool'`, `resource x`),
         started first if needed; every failure becomes an `McpCallError` for the model,
         and a crash or hang marks the server failed so the next request restarts it."""
@@ -397,7 +337,7 @@ class _Connection:
 
         timeout = self.call_timeout
         try:
-            return await asyncio.wait_for(send(session, timeout), timeout + 5)
+            return await self._within(send(session, timeout), timeout, clock or _Clock())
         except MCPError as e:
             if e.code == -32001 or "timed out" in e.message:  # REQUEST_TIMEOUT
                 raise self._hung(generation, what, timeout) from e
@@ -420,10 +360,35 @@ class _Connection:
                 "It will be restarted on the next call."
             ) from e
 
+    async def _within(self, request: Awaitable[T], timeout: float, clock: _Clock) -> T:
+        """`request`'s answer, or TimeoutError after `timeout` seconds without a sign of
+        life. Progress the server reports restarts the clock, and while the user fills
+        in a form the server asked for the clock stops: the user's time is not the
+        server's hang (the SDK's own read timeout is not used, it knows neither)."""
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(request)
+        clock.touch()
+        try:
+            while True:
+                left = clock.last + timeout - loop.time()
+                if left <= 0:
+                    raise TimeoutError
+                done, _ = await asyncio.wait({task}, timeout=left)
+                if done:
+                    return task.result()
+                if self.callbacks is not None and self.callbacks.asking > 0:
+                    clock.touch()
+        finally:
+            if not task.done():
+                task.cancel()
+
     async def call(
         self, tool: str, arguments: dict[str, Any], report: ProgressSink | None = None
     ) -> mcp_types.CallToolResult:
+        clock = _Clock()
+
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            clock.touch()
             if report is not None:
                 with contextlib.suppress(Exception):  # showing progress must not fail a call
                     report(progress, total, message)
@@ -431,9 +396,9 @@ class _Connection:
         return await self.request(
             f"'{tool}'",
             lambda session, timeout: session.call_tool(
-                tool, arguments, read_timeout_seconds=timeout,
-                progress_callback=on_progress if report is not None else None,
+                tool, arguments, progress_callback=on_progress
             ),
+            clock,
         )
 
     def _hung(self, generation: int, what: str, timeout: float) -> McpCallError:

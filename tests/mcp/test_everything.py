@@ -159,3 +159,30 @@ async def test_everything_server_elicitation_answered_then_declined(
     assert "User declined to provide the requested information" in text
     assert ("[aistack: MCP server 'ev' asked for input ('Please provide inputs for the "
             "following fields:'); this session has no one to answer questions") in text
+
+
+class SlowFiller(FormFiller):
+    """A user who takes longer to answer than the server may take to answer a call."""
+
+    async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
+        import asyncio
+
+        await asyncio.sleep(2.5)
+        return await super().elicit(request)
+
+
+async def test_a_call_waiting_for_the_user_or_reporting_progress_is_not_a_hang(
+    everything: McpManager, tmp_path: Path
+) -> None:
+    manager = everything
+    manager._connections["ev"].call_timeout = 1.5  # a short limit, for speed
+    ctx = ToolContext(project_root=tmp_path, cwd=tmp_path, home=tmp_path)
+    registry = ToolRegistry(build_tools(manager, context_window=200_000))
+    manager.elicitation = SlowFiller()
+    answered = await call(registry, ctx, "mcp__ev__trigger-elicitation-request")
+    assert "- Name: Ada Lovelace" in str(answered.content)
+    # 3 s in all, but a progress report every half second: alive all along.
+    slow = await call(registry, ctx, "mcp__ev__trigger-long-running-operation",
+                      duration=3, steps=6)
+    assert "Long running operation completed" in str(slow.content)
+    assert manager.statuses()[0].status == "connected"
