@@ -488,7 +488,10 @@ class McpManager:
         pending = set(self._starting)
         if pending:
             await asyncio.wait(pending, timeout=timeout)
-        installing = [c for c in self._connections.values() if c.installing]
+        # `may_install`, not `installing`: a server reaching the end of its normal timeout
+        # just now may not have switched to installing yet.
+        installing = [c for c in self._connections.values()
+                      if c.may_install and c.status == "connecting"]
         pending = set(self._starting)
         if installing and pending:
             await asyncio.wait(pending, timeout=max(c.install_timeout for c in installing))
