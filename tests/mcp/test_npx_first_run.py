@@ -4,6 +4,7 @@ while the status says `starting (installing)…`, and nothing is killed mid-inst
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import subprocess
 from pathlib import Path
@@ -11,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from aistack_tui.cli.commands import mcp as mcp_command
+from aistack_tui.session.config import make_run_config
+from aistack_tui.trust_gate import gate_subcommand
 
 from .conftest import EVERYTHING, EVERYTHING_VERSION
 
@@ -35,9 +38,12 @@ async def test_npx_server_on_a_cold_cache_starts_first_time(
                       "args": ["-y", f"{EVERYTHING}@{EVERYTHING_VERSION}", "stdio"]}}
     project = tmp_path / "proj"
     project.mkdir()
+    servers_file = tmp_path / "servers.json"
+    servers_file.write_text(json.dumps({"mcpServers": servers}))
     # One second is far less than the download takes: the install allowance must apply.
     args = argparse.Namespace(command="mcp", action="list", timeout=1.0)
-    code = await mcp_command.run(args, project, aistack_home, servers, None)
+    config, trust = gate_subcommand(make_run_config(cwd=project, mcp_config=servers_file))
+    code = await mcp_command.run(args, config, trust)
     out, _ = capsys.readouterr()
     assert code == 0, out
     assert "ev: starting (installing)…" in out
