@@ -208,6 +208,14 @@ async def _mcp(app: CommandHost, args: str) -> None:
             lines.append(f"      log: {status.log_path}")
         if tools.get(status.name):
             lines.append(f"      tools: {', '.join(tools[status.name])}")
+        prompts = [f"/{n}" for n, _, _ in session.mcp.prompt_commands()
+                   if n.startswith(f"mcp__{status.name}__")]
+        if prompts:
+            lines.append(f"      prompts: {', '.join(prompts)}")
+        resources = [r for r in session.mcp.resource_mentions()
+                     if r.startswith(f"{status.name}:")]
+        if resources:
+            lines.append(f"      resources: {len(resources)} (@{status.name}:… attaches one)")
     lines.append("/mcp reconnect NAME restarts one.")
     await app.notice("\n".join(lines))
 

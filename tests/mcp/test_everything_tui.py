@@ -13,10 +13,11 @@ from textual.widgets import OptionList
 
 from aistack_tui.session.config import make_run_config
 from aistack_tui.tui.app import AistackApp
+from aistack_tui.tui.widgets.entries import NoticeEntry
 from aistack_tui.tui.widgets.prompt_input import PromptInput
 from tests.fakes.fake_llm import FakeLLMServer, Turn
 from tests.tui.conftest import wait_for
-from tests.tui.test_app import answered
+from tests.tui.test_app import answered, entries
 
 from .test_everything_session import user_texts
 
@@ -69,6 +70,19 @@ async def test_tui_completes_and_attaches_a_resource_and_runs_a_server_prompt(
         assert shown == ["/mcp__ev__args-prompt"]
         await pilot.press("tab", *"Paris", "enter")
         await wait_for(pilot, lambda: answered(app, "Sunny."), timeout=30)
+
+        # /mcp lists the server's prompts and resources with its tools.
+        await pilot.press(*"/mcp", "enter")
+
+        def listing() -> str:
+            found = [e.text for e in entries(app)
+                     if isinstance(e, NoticeEntry) and "MCP servers:" in e.text]
+            return found[-1] if found else ""
+
+        await wait_for(pilot, listing)
+        assert "prompts: /mcp__ev__simple-prompt, /mcp__ev__args-prompt" in listing()
+        assert "resources: 7 (@ev:… attaches one)" in listing()
+        assert "1 task-only tool(s) not offered" in listing()
     sent = user_texts(fake_llm)
     assert any(t.startswith(f'<attached-resource server="ev" uri="{DOC}">') for t in sent)
     assert "What's weather in Paris?" in sent
