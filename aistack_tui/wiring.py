@@ -58,8 +58,12 @@ class Extensions:
 
     def show_mcp_logs(self, notify: Callable[[str, str], None], verbose: bool) -> None:
         """Servers' log messages as notices in `--verbose` sessions (they always go to
-        the server's log file); without it they would drown the conversation."""
-        if self.mcp is not None and verbose:
+        the server's log file); without it they would drown the conversation. A request
+        for the user's input declined because nobody could answer is always a warning."""
+        if self.mcp is None:
+            return
+        self.mcp.warning_listener = lambda text: notify(text, "warning")
+        if verbose:
             self.mcp.log_listener = lambda server, level, text: notify(
                 f"MCP {server} [{level}]: {text}", "info"
             )

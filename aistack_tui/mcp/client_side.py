@@ -42,11 +42,18 @@ class ClientCallbacks:
         roots: Callable[[], list[Path]],
         elicitation: ElicitationSource,
         log: LogSink,
+        *,
+        note: Callable[[str], None] | None = None,
+        warn: Callable[[str], None] | None = None,
     ) -> None:
         self.server = server
         self._roots = roots
         self._elicitation = elicitation
         self._log = log
+        self._note = note
+        """A line of ours for the server's log file (not shown as if the server said it)."""
+        self._warn = warn
+        """What the user should hear about in any case (a request declined unanswered)."""
         self.declined: list[str] = []
         self.asking = 0
         """Forms open right now: a call's timeout does not run while the user answers."""
@@ -87,9 +94,11 @@ class ClientCallbacks:
             note = (f"MCP server '{self.server}' asked for input ({params.message!r}); "
                     f"{answer.reason}")
             self.declined.append(note)
-            self._log("warning", note)
-        else:
-            self._log("info", f"elicitation {params.message!r}: {answer.action}")
+            if self._warn is not None:
+                self._warn(note)
+        if self._note is not None:
+            self._note(f"elicitation {params.message!r}: {answer.action}"
+                       + (f" ({answer.reason})" if answer.reason else ""))
         content = answer.content if answer.action == "accept" else None
         return mcp_types.ElicitResult(action=answer.action, content=content)
 

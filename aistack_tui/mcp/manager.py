@@ -437,13 +437,17 @@ class McpManager:
         self.roots: list[Path] = list(roots or [])
         self.elicitation: ElicitationHandler = DeclineElicitation(NO_ONE_TO_ASK)
         self.log_listener: LogListener | None = None
+        self.warning_listener: Callable[[str], None] | None = None
+        """Sees what the user should hear about even without `--verbose`: a request for
+        their input that was declined because nobody could answer."""
         self._listeners: list[Callable[[ServerStatus], None]] = []
         self._connections: dict[str, _Connection] = {}
         for name, cfg in configs.items():
             conn = _Connection(cfg, log_dir, connect_timeout, call_timeout, self._notify,
                                relay, install_timeout=install_timeout)
             conn.callbacks = ClientCallbacks(
-                name, lambda: self.roots, lambda: self.elicitation, self._server_log(conn)
+                name, lambda: self.roots, lambda: self.elicitation, self._server_log(conn),
+                note=conn._log, warn=self._warn,  # pyright: ignore[reportPrivateUsage]
             )
             self._connections[name] = conn
         self._starting: set[asyncio.Task[None]] = set()
@@ -463,6 +467,12 @@ class McpManager:
                     listener(conn.config.name, level, text)
 
         return log
+
+    def _warn(self, text: str) -> None:
+        listener = self.warning_listener
+        if listener is not None:
+            with contextlib.suppress(Exception):
+                listener(text)
 
     def add_listener(self, listener: Callable[[ServerStatus], None]) -> None:
         """Called with a server's new status on every change (the TUI refreshes `/mcp`)."""

@@ -184,3 +184,22 @@ async def test_line_mode_runs_a_server_prompt_and_attaches_a_resource(
     assert "What's weather in Paris?" in sent
     assert any(t.startswith(f'<attached-resource server="ev" uri="{DOC}">') for t in sent)
     assert "Sunny." in out.getvalue() and "Seen it." in out.getvalue()
+
+
+async def test_print_mode_declines_a_form_and_says_why(project: Path, aistack_home: Path) -> None:
+    script = [Turn(tool_calls=[ToolCall("mcp__ev__trigger-elicitation-request", {})]),
+              Turn(text="The server wanted a form.")]
+    with FakeLLMServer(script) as server:
+        config = make_run_config(
+            cwd=project, env={**_environ(), **server.env("anthropic")}, model=MODEL,
+            mcp_config=aistack_home / "mcp.json", allowed_tools=["mcp__ev"],
+        )
+        err = io.StringIO()
+        code = await run_print(config, "fill in the form", "text", out=io.StringIO(), err=err)
+        assert code == 0, err.getvalue()
+        reason = ("MCP server 'ev' asked for input ('Please provide inputs for the following "
+                  "fields:'); this session has no one to answer questions")
+        assert f"aistack: {reason}" in err.getvalue()  # without --verbose too
+        result = next(t for t in user_texts(server) if "declined" in t)
+        assert "User declined to provide the requested information" in result
+        assert f"[aistack: {reason}" in result
