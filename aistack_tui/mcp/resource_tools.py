@@ -17,6 +17,7 @@ from pydantic import Field
 
 from aistack_tui.llm.types import ImageBlock, TextBlock
 from aistack_tui.mcp.manager import McpCallError
+from aistack_tui.permissions.access import RESOURCE_BEHAVIOR
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -75,6 +76,7 @@ class ListMcpResourcesTool(Tool[ListArgs]):
 
     async def run(self, args: ListArgs, ctx: ToolContext) -> ToolOutput:
         servers = [args.server] if args.server else self.manager.resource_servers()
+        behavior = ctx.services.get(RESOURCE_BEHAVIOR)
         entries: list[dict[str, Any]] = []
         problems: list[str] = []
         for server in servers:
@@ -86,6 +88,8 @@ class ListMcpResourcesTool(Tool[ListArgs]):
                 problems.append(str(e))
                 continue
             for res in found:
+                if behavior is not None and behavior(server, res.uri) == "deny":
+                    continue  # reading it is denied: the model need not know it exists
                 entry: dict[str, Any] = {"uriTemplate" if res.template else "uri": res.uri,
                                          "name": res.name}
                 if res.description:

@@ -27,6 +27,8 @@ READ_BEHAVIOR = "read_behavior"
 """`Callable[[Path], Behavior]`: what the engine would answer a Read of this file."""
 FETCH_CHECK = "fetch_check"
 """`Callable[[str], Decision]`: what a WebFetch call for this URL would be told."""
+RESOURCE_BEHAVIOR = "mcp_resource_behavior"
+"""`Callable[[str, str], Behavior]`: what reading MCP resource (server, uri) would get."""
 
 
 def read_behavior(engine: PermissionChecker) -> Callable[[Path], Behavior]:
@@ -51,7 +53,21 @@ def fetch_check(engine: PermissionChecker) -> Callable[[str], Decision]:
     return check
 
 
+def resource_behavior(engine: PermissionChecker) -> Callable[[str, str], Behavior]:
+    """ListMcpResourcesTool leaves out what reading would be denied, so a denied server
+    or URI is not even named to the model."""
+
+    def behavior(server: str, uri: str) -> Behavior:
+        request = PermissionRequest(
+            "ReadMcpResourceTool", {"server": server, "uri": uri}, read_only=True
+        )
+        return engine.check(request).behavior
+
+    return behavior
+
+
 def install_access_services(services: dict[str, Any], engine: PermissionChecker) -> None:
     services[READ_ALLOWED] = read_allowed(engine)
     services[READ_BEHAVIOR] = read_behavior(engine)
     services[FETCH_CHECK] = fetch_check(engine)
+    services[RESOURCE_BEHAVIOR] = resource_behavior(engine)

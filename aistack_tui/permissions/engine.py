@@ -46,6 +46,7 @@ from aistack_tui.permissions.rules import (
     compile_path_rule,
     domain_rule_matches,
     parse_rule,
+    resource_rule_matches,
     rule_covers_tool,
 )
 from aistack_tui.permissions.suggest import suggest_bash_rule
@@ -277,7 +278,9 @@ class PermissionEngine:
         if tool == "WebFetch":
             return self._check_webfetch(tool_input, request.read_only)
         if tool in MCP_RESOURCE_TOOLS:
-            return self._check_mcp_resource(tool, tool_input.get("server"))
+            return self._check_mcp_resource(
+                tool, tool_input.get("server"), tool_input.get("uri")
+            )
         return self._check_other(tool, request.read_only)
 
     # files
@@ -418,13 +421,18 @@ class PermissionEngine:
         behavior, why = modes.other_fallback(self.mode, "WebFetch", read_only)
         return Decision(behavior, why, suggested_rule=f"WebFetch(domain:{host})")
 
-    def _check_mcp_resource(self, tool: str, server: object) -> Decision:
-        """Reading a server's resources: the tool's own rules and the server's rule
-        (`mcp__github` denies or allows its resources as it does its tools) decide; with
-        no rule it is allowed in every mode, since a read changes nothing."""
-        names = [tool] + ([f"mcp__{server}"] if isinstance(server, str) and server else [])
+    def _check_mcp_resource(self, tool: str, server: object, uri: object) -> Decision:
+        """Reading a server's resources: the tool's own rules (`ReadMcpResourceTool`,
+        `ReadMcpResourceTool(github:repo://acme/*)`) and the server's rule (`mcp__github`
+        denies or allows its resources as it does its tools) decide; with no rule it is
+        allowed in every mode, since a read changes nothing."""
+        server = server if isinstance(server, str) else ""
+        uri = uri if isinstance(uri, str) else ""
+        names = [tool] + ([f"mcp__{server}"] if server else [])
 
         def bare(rule: Rule) -> bool:
+            if rule.kind == "resource":
+                return resource_rule_matches(rule, server, uri)
             return rule.kind in ("tool", "mcp")
 
         checks: tuple[tuple[list[Rule], Behavior, str], ...] = (

@@ -23,7 +23,7 @@ from aistack_tui.permissions.paths import real
 from aistack_tui.permissions.types import PERMISSION_MODES, SelfTest
 
 RuleKind: TypeAlias = Literal[
-    "tool", "bash_exact", "bash_prefix", "bash_glob", "path", "domain", "mcp"
+    "tool", "bash_exact", "bash_prefix", "bash_glob", "path", "domain", "mcp", "resource"
 ]
 
 READ_FAMILY: frozenset[str] = frozenset({"Read", "Grep", "Glob", "LS"})
@@ -148,6 +148,32 @@ def _parse_domain(text: str, spec: str, source: str) -> Rule:
     return Rule(text, "WebFetch", "domain", source, host)
 
 
+_RESOURCE_RE = re.compile(r"^(?P<server>[A-Za-z0-9_-]+)(?::(?P<uri>.+))?$")
+
+
+def _parse_resource(text: str, spec: str, source: str) -> Rule:
+    """`ReadMcpResourceTool(server)` or `ReadMcpResourceTool(server:uri)`, where `*` in
+    the URI matches anything (`github:repo://acme/*`)."""
+    m = _RESOURCE_RE.match(spec)
+    if m is None:
+        raise _fail(source, text, "resource rules are 'ReadMcpResourceTool(server)' or "
+                    "'ReadMcpResourceTool(server:uri)' (* in the uri matches anything)")
+    uri = m.group("uri") or "*"
+    pattern = re.compile("^" + ".*".join(re.escape(part) for part in uri.split("*")) + "$")
+    return Rule(text, "ReadMcpResourceTool", "resource", source, m.group("server"),
+                pattern=pattern)
+
+
+def resource_rule_matches(rule: Rule, server: str, uri: str) -> bool:
+    """A bare `ReadMcpResourceTool` rule matches every read; a specifier names a server
+    and, optionally, its URIs."""
+    if rule.kind != "resource":
+        return True
+    return rule.specifier == server and rule.pattern is not None and bool(
+        rule.pattern.match(uri)
+    )
+
+
 def parse_rule(text: object, source: str) -> Rule:
     """Parse one rule string; raise RuleError (naming `source` and the rule) if malformed
     (settings files can hold anything, so a rule that is not a string is one too)."""
@@ -181,6 +207,8 @@ def parse_rule(text: object, source: str) -> Rule:
         return _parse_path(stripped, tool, spec, source)
     if tool == "WebFetch":
         return _parse_domain(stripped, spec, source)
+    if tool == "ReadMcpResourceTool":
+        return _parse_resource(stripped, spec, source)
     if tool in READ_FAMILY:
         raise _fail(source, text, f"{tool} takes no specifier; Read(...) rules govern it")
     raise _fail(source, text, f"{tool} takes no specifier")

@@ -153,27 +153,47 @@ def test_resource_mentions_are_found_and_completed(tmp_path: Path) -> None:
     assert index.matches("ev:feat") == ["ev:demo://resource/static/document/features.md"]
 
 
-@pytest.mark.parametrize(("rules", "mode", "server", "behavior"), [
-    ({}, "default", "ev", "allow"),
-    ({}, "plan", "ev", "allow"),
-    ({"deny": ["mcp__ev"]}, "default", "ev", "deny"),
-    ({"deny": ["mcp__ev"]}, "bypassPermissions", "ev", "deny"),
-    ({"deny": ["mcp__ev"]}, "default", "other", "allow"),
-    ({"deny": ["mcp__ev__echo"]}, "default", "ev", "allow"),  # a tool rule, not resources
-    ({"ask": ["ReadMcpResourceTool"]}, "default", "ev", "ask"),
-    ({"deny": ["ReadMcpResourceTool"], "allow": ["mcp__ev"]}, "default", "ev", "deny"),
-    ({"ask": ["mcp__ev"], "allow": ["ReadMcpResourceTool"]}, "default", "ev", "ask"),
+SECRET = "demo://secret/key"
+
+
+@pytest.mark.parametrize(("rules", "mode", "server", "uri", "behavior"), [
+    ({}, "default", "ev", "x://y", "allow"),
+    ({}, "plan", "ev", "x://y", "allow"),
+    ({"deny": ["mcp__ev"]}, "default", "ev", "x://y", "deny"),
+    ({"deny": ["mcp__ev"]}, "bypassPermissions", "ev", "x://y", "deny"),
+    ({"deny": ["mcp__ev"]}, "default", "other", "x://y", "allow"),
+    ({"deny": ["mcp__ev__echo"]}, "default", "ev", "x://y", "allow"),  # a tool, not resources
+    ({"ask": ["ReadMcpResourceTool"]}, "default", "ev", "x://y", "ask"),
+    ({"deny": ["ReadMcpResourceTool"], "allow": ["mcp__ev"]}, "default", "ev", "x://y", "deny"),
+    ({"ask": ["mcp__ev"], "allow": ["ReadMcpResourceTool"]}, "default", "ev", "x://y", "ask"),
+    ({"deny": ["ReadMcpResourceTool(ev:demo://secret/*)"]}, "default", "ev", SECRET, "deny"),
+    ({"deny": ["ReadMcpResourceTool(ev:demo://secret/*)"]}, "default", "ev", "demo://a", "allow"),
+    ({"deny": ["ReadMcpResourceTool(ev:demo://secret/*)"]}, "default", "other", SECRET, "allow"),
+    ({"ask": ["ReadMcpResourceTool(ev)"]}, "default", "ev", "x://y", "ask"),
+    ({"deny": ["mcp__ev"], "allow": ["ReadMcpResourceTool(ev:x://y)"]}, "default", "ev",
+     "x://y", "deny"),
 ])
 def test_resource_reads_obey_the_tool_and_server_rules(
-    tmp_path: Path, rules: dict[str, list[str]], mode: str, server: str, behavior: str
+    tmp_path: Path, rules: dict[str, list[str]], mode: str, server: str, uri: str, behavior: str
 ) -> None:
     layer = RuleLayer("test", allow=rules.get("allow", []), ask=rules.get("ask", []),
                       deny=rules.get("deny", []))
     engine = PermissionEngine(layers=[layer], mode=mode, project_root=tmp_path,  # type: ignore[arg-type]
                               home=tmp_path / "home")
-    request = PermissionRequest("ReadMcpResourceTool", {"server": server, "uri": "x://y"},
+    request = PermissionRequest("ReadMcpResourceTool", {"server": server, "uri": uri},
                                 read_only=True)
     assert engine.check(request).behavior == behavior
+
+
+@pytest.mark.parametrize(("rule", "error"), [
+    ("ReadMcpResourceTool(ev x)", "resource rules are"),
+    ("ListMcpResourcesTool(ev)", "takes no specifier"),
+])
+def test_malformed_resource_rules_are_errors(rule: str, error: str) -> None:
+    from aistack_tui.permissions.rules import RuleError, parse_rule
+
+    with pytest.raises(RuleError, match=error):
+        parse_rule(rule, "settings.json")
 
 
 def test_form_field_defaults_show_as_given() -> None:

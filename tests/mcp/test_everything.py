@@ -90,6 +90,22 @@ async def test_everything_server_resources_roots_progress_logs_and_task_only_too
     assert f'"uri": "{DOC}"' in str(listing.content)
     assert '"server": "ev"' in str(listing.content)
     assert '"uriTemplate": "demo://resource/dynamic/text/{resourceId}"' in str(listing.content)
+    # What reading would be denied is not listed at all.
+    from aistack_tui.permissions.access import install_access_services
+    from aistack_tui.permissions.engine import PermissionEngine
+    from aistack_tui.permissions.rules import RuleLayer
+
+    engine = PermissionEngine(
+        layers=[RuleLayer("test", deny=["ReadMcpResourceTool(ev:demo://*/document/s*)"])],
+        mode="default", project_root=tmp_path, home=tmp_path / "home",
+    )
+    guarded = ToolContext(project_root=tmp_path, cwd=tmp_path, home=tmp_path)
+    install_access_services(guarded.services, engine)
+    shown = str((await call(registry, guarded, "ListMcpResourcesTool", server="ev")).content)
+    assert DOC in shown
+    assert "structure.md" not in shown and "startup.md" not in shown
+    assert "structure.md" in str(listing.content)
+
     read = await call(registry, ctx, "ReadMcpResourceTool", server="ev", uri=DOC)
     assert str(read.content).startswith(f"[resource {DOC} (text/markdown)]")
     assert "## Tools" in str(read.content)
