@@ -1,8 +1,8 @@
 """What aistack answers when a server asks the client: roots, elicitation, log messages.
 
 The capabilities sent in the handshake are exactly what works here: `roots` (the project
-and the session's added directories, which do not change during a session, so no
-`listChanged`) and `elicitation.form` (a form the front end fills in, or declines where
+and the session's added directories, with `listChanged`: `/add-dir` adds one and the
+servers are told) and `elicitation.form` (a form the front end fills in, or declines where
 nobody can answer). URL elicitation and sampling are not offered: a server that needs
 them sees they are missing instead of getting an answer that never comes. Log messages
 from the server go to its log file, and to the front end in `--verbose` sessions.

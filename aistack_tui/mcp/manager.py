@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, TypeVar
@@ -467,6 +468,29 @@ class McpManager:
                     listener(conn.config.name, level, text)
 
         return log
+
+    def set_roots(self, roots: list[Path]) -> None:
+        """New roots (`/add-dir`): answered to the next `roots/list`, and every connected
+        server is told the list changed, so it asks again."""
+        self.roots = list(roots)
+        loop = asyncio.get_running_loop()
+        for conn in self._connections.values():
+            session = conn._session  # pyright: ignore[reportPrivateUsage]
+            if conn.status == "connected" and session is not None:
+                task = loop.create_task(self._roots_changed(conn.config.name, session))
+                self._starting.add(task)  # kept referenced, and cancelled by aclose
+                task.add_done_callback(self._starting.discard)
+
+    async def _roots_changed(self, name: str, session: ClientSession) -> None:
+        from mcp.shared.exceptions import MCPDeprecationWarning
+
+        try:  # roots are deprecated from the 2026-07-28 revision on (SEP-2577), not in the
+            # handshake versions servers speak: the SDK's warning is noise here
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await session.send_roots_list_changed()
+        except Exception as e:  # a server that went away hears at its restart anyway
+            self._connections[name]._log(f"roots/list_changed not sent: {e}")  # pyright: ignore[reportPrivateUsage]
 
     def _warn(self, text: str) -> None:
         listener = self.warning_listener

@@ -450,6 +450,10 @@ class LiveSession:
         if exposure is not None:
             exposure.roots.append(path)
             exposure.prefetch()
+        if self.extensions.mcp is not None:  # MCP servers' roots, and they are told
+            self.extensions.mcp.set_roots(
+                [self.config.project_root, *self.tool_context.additional_directories]
+            )
         return path
 
     async def doctor(self) -> str:

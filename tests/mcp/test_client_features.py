@@ -138,7 +138,7 @@ def test_client_announces_exactly_roots_and_form_elicitation() -> None:
     )
     caps = session._build_capabilities("2025-11-25")
     dumped = caps.model_dump(by_alias=True, exclude_none=True)
-    assert dumped == {"roots": {"listChanged": False}, "elicitation": {"form": {}}}
+    assert dumped == {"roots": {"listChanged": True}, "elicitation": {"form": {}}}
     send.close()
     receive.close()
 

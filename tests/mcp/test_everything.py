@@ -7,6 +7,7 @@ about a second, the checks a few milliseconds each.
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -123,6 +124,16 @@ async def test_everything_server_resources_roots_progress_logs_and_task_only_too
     assert "Current MCP Roots (2 total)" in str(roots.content)
     assert tmp_path.resolve().as_uri() in str(roots.content)
     assert (tmp_path / "extra").resolve().as_uri() in str(roots.content)
+    # `/add-dir` adds a root: the server is told the list changed and asks again.
+    added = tmp_path / "added"
+    added.mkdir()
+    manager.set_roots([tmp_path, tmp_path / "extra", added])
+    for _ in range(50):
+        roots = await call(registry, ctx, "mcp__ev__get-roots-list")
+        if "Current MCP Roots (3 total)" in str(roots.content):
+            break
+        await asyncio.sleep(0.1)
+    assert added.resolve().as_uri() in str(roots.content)
     # ... and the server's log message about them reached the log listener and file.
     logs = manager.logs  # type: ignore[attr-defined]
     assert ("ev", "info", "everything-server: Roots updated: 2 root(s) received from client") in logs
@@ -181,8 +192,6 @@ class SlowFiller(FormFiller):
     """A user who takes longer to answer than the server may take to answer a call."""
 
     async def elicit(self, request: ElicitationRequest) -> ElicitationAnswer:
-        import asyncio
-
         await asyncio.sleep(2.5)
         return await super().elicit(request)
 
