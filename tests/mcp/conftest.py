@@ -6,6 +6,7 @@ session-scoped and each stdio test does several things with the server it starts
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import sys
@@ -116,3 +117,32 @@ def everything_server(request: pytest.FixtureRequest) -> dict[str, object]:
 
     folder = npm_install(request, EVERYTHING, EVERYTHING_VERSION)
     return {"command": shutil.which("node"), "args": [str(folder / "dist" / "index.js"), "stdio"]}
+
+
+@pytest.fixture
+def reap_servers() -> Iterator[None]:
+    """Stops the MCP servers a test's sessions left stopping in the background.
+
+    A session's close waits a second for its servers and leaves the rest of their stop
+    to the background (the CLI's exit kills what remains); a test's event loop ends
+    first, so a busy server would run on for a while. Only this process's own children
+    are touched: another xdist worker's servers are its business."""
+    import os
+    import signal
+
+    yield
+    me = os.getpid()
+    deadline = time.monotonic() + 3
+    while True:
+        listing = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True,
+                                 text=True).stdout.splitlines()[1:]
+        children = [int(line.split()[0]) for line in listing
+                    if int(line.split()[1]) == me and "mcp" in line and "ps -eo" not in line]
+        if not children:
+            return
+        if time.monotonic() > deadline:
+            for pid in children:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(pid, signal.SIGKILL)  # each server leads its own group
+            return
+        time.sleep(0.2)

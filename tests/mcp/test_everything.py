@@ -63,7 +63,7 @@ async def everything(
     [status] = manager.statuses()
     assert status.status == "connected", status.error
     yield manager  # type: ignore[misc]
-    await manager.aclose()
+    await manager.aclose(timeout=15)  # the whole stop, so no server outlives the test
 
 
 async def test_everything_server_resources_roots_progress_logs_and_task_only_tools(

@@ -18,7 +18,7 @@ from aistack_tui.session.mentions import FileIndex, prompt_blocks
 from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("reap_servers")]
 DOC = "demo://resource/static/document/features.md"
 MODEL = "anthropic/claude-sonnet-4-6"
 

@@ -21,7 +21,7 @@ from tests.tui.test_app import answered, entries
 
 from .test_everything_session import user_texts
 
-pytestmark = pytest.mark.timeout(180)
+pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("reap_servers")]
 DOC = "demo://resource/static/document/features.md"
 
 
