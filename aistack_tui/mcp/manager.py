@@ -20,19 +20,14 @@ import datetime as dt
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from aistack_tui import __version__
-from aistack_tui.mcp.config import (
-    HttpServerConfig,
-    SdkServerConfig,
-    ServerConfig,
-    StdioServerConfig,
-)
+from aistack_tui.mcp.config import ServerConfig, StdioServerConfig
 from aistack_tui.mcp.elicitation import NO_ONE_TO_ASK, DeclineElicitation, ElicitationHandler
 from aistack_tui.mcp.launch import INSTALL_TIMEOUT, installs_on_first_run
 from aistack_tui.mcp.remote import RemotePrompt, RemoteResource, RemoteTool, listing
-from aistack_tui.mcp.sdk_transport import McpRelay, sdk_streams
+from aistack_tui.mcp.sdk_transport import McpRelay
 from aistack_tui.mcp.status import (
     LogListener,
     McpCallError,
@@ -42,6 +37,7 @@ from aistack_tui.mcp.status import (
     describe_error,
     log_tail,
 )
+from aistack_tui.mcp.transports import open_transport
 
 if TYPE_CHECKING:
     import mcp_types
@@ -233,41 +229,10 @@ class _Connection:
             ready.set()
 
     async def _open_transport(self, stack: contextlib.AsyncExitStack) -> Any:
-        cfg = self.config
-        if isinstance(cfg, StdioServerConfig):
-            from mcp.client.stdio import StdioServerParameters, stdio_client
-
-            self._log(f"starting {cfg.describe()} (cwd {cfg.cwd})")
-            errlog: TextIO = stack.enter_context(self.log_path.open("a", encoding="utf-8"))
-            params = StdioServerParameters(
-                command=cfg.command,
-                args=list(cfg.args),
-                env=dict(cfg.env) or None,
-                cwd=cfg.cwd,
-            )
-            return await stack.enter_async_context(stdio_client(params, errlog=errlog))
-        if isinstance(cfg, SdkServerConfig):
-            self._log("connecting through the client program")
-            return await stack.enter_async_context(sdk_streams(cfg.name, self.relay))
-        assert isinstance(cfg, HttpServerConfig)
-        self._log(f"connecting to {cfg.describe()}")
-        if cfg.type == "sse":
-            from mcp.client.sse import sse_client
-
-            return await stack.enter_async_context(
-                sse_client(cfg.url, headers=dict(cfg.headers) or None,
-                           timeout=self.connect_timeout)
-            )
-        import httpx2
-        from mcp.client.streamable_http import streamable_http_client
-
-        client = await stack.enter_async_context(
-            httpx2.AsyncClient(
-                headers=dict(cfg.headers),
-                timeout=httpx2.Timeout(self.connect_timeout, read=self.call_timeout + 5),
-            )
+        return await open_transport(
+            self.config, stack, log=self._log, log_path=self.log_path, relay=self.relay,
+            connect_timeout=self.connect_timeout, call_timeout=self.call_timeout,
         )
-        return await stack.enter_async_context(streamable_http_client(cfg.url, http_client=client))
 
     async def _teardown(self, *, wait: bool) -> None:
         """Stop the server's task; `wait=False` lets it wind down in the background."""
@@ -606,7 +571,7 @@ class McpManager:
         conn = self._connections[name]
         if not enabled:
             await conn._teardown(wait=True)  # pyright: ignore[reportPrivateUsage]
-            conn.tools = []
+            conn.tools, conn.prompts, conn.resources = [], [], []
             conn._set("disabled", None)  # pyright: ignore[reportPrivateUsage]
         elif conn.status == "disabled":
             conn.status = "failed"
