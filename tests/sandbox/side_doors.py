@@ -123,21 +123,27 @@ def run_directly(world: World, attack: Attack) -> bool:
 
 
 def confined_context(world: World, deny: tuple[str, ...] = ()) -> ToolContext:
+    return sandboxed_context(world.project, world.home, list(deny))
+
+
+def sandboxed_context(project: Path, home: Path, deny: list[str]) -> ToolContext:
+    """A tool context whose Bash runs in bubblewrap with the masks and frozen paths a
+    session builds from a permission engine with these deny rules."""
     engine = PermissionEngine(
-        layers=[RuleLayer("test", allow=[], ask=[], deny=list(deny))],
+        layers=[RuleLayer("test", allow=[], ask=[], deny=deny)],
         mode="default",
-        project_root=world.project,
-        home=world.home,
+        project_root=project,
+        home=home,
     )
-    sandbox = BubblewrapSandbox([world.project], bwrap=find_bwrap() or "bwrap")
+    sandbox = BubblewrapSandbox([project], bwrap=find_bwrap() or "bwrap")
     sandbox.exposure = ExposurePolicy(
-        [world.project],
-        world.home,
+        [project],
+        home,
         hides=engine.hidden_from_commands,
         freezes=engine.frozen_for_commands,
         rule_roots=engine.denied_roots,
     )
-    return ToolContext(project_root=world.project, cwd=world.project, home=world.home,
+    return ToolContext(project_root=project, cwd=project, home=home,
                        services={"sandbox": sandbox})
 
 

@@ -13,14 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from aistack_tui.permissions.engine import PermissionEngine
-from aistack_tui.permissions.rules import RuleLayer
 from aistack_tui.permissions.types import APPROVED_GRANT, READ_ONLY_GRANT, ExecGrant
-from aistack_tui.sandbox import BubblewrapSandbox
-from aistack_tui.sandbox.bubblewrap import find_bwrap
-from aistack_tui.sandbox.policy import ExposurePolicy
-from aistack_tui.tools.base import ToolContext, current_grant
-from aistack_tui.tools.bash import BashArgs, BashTool
+from aistack_tui.tools.base import ToolContext
+from tests.sandbox.side_doors import run_in_sandbox, sandboxed_context
 
 from .test_sandbox import CONNECT, needs_bwrap
 
@@ -42,31 +37,11 @@ def project(tmp_path: Path) -> Path:
 
 
 def _tool_context(project: Path, home: Path, deny: list[str]) -> ToolContext:
-    engine = PermissionEngine(
-        layers=[RuleLayer("test", allow=[], ask=[], deny=deny)],
-        mode="default",
-        project_root=project,
-        home=home,
-    )
-    sandbox = BubblewrapSandbox([project], bwrap=find_bwrap() or "bwrap")
-    sandbox.exposure = ExposurePolicy(
-        [project],
-        home,
-        hides=engine.hidden_from_commands,
-        freezes=engine.frozen_for_commands,
-        rule_roots=engine.denied_roots,
-    )
-    return ToolContext(project_root=project, cwd=project, home=home,
-                       services={"sandbox": sandbox})
+    return sandboxed_context(project, home, deny)
 
 
 async def _run(ctx: ToolContext, command: str, grant: ExecGrant) -> str:
-    token = current_grant.set(grant)
-    try:
-        out = await BashTool().run(BashArgs(command=command), ctx)
-    finally:
-        current_grant.reset(token)
-    return str(out.content)
+    return await run_in_sandbox(ctx, command, grant)
 
 
 @pytest.fixture
