@@ -1,17 +1,21 @@
-"""Anthropic Messages API adapter over the official `anthropic` SDK.
+"""Anthropic Messages API adapter: the official `anthropic` SDK, or the lean transport.
 
-Imported only through `llm.registry` (the SDK costs ~1.5 s to import). Adds prompt-cache
+Imported only through `llm.registry`. The SDK costs ~1.3 s to import, so it is imported
+only when used: by default a message streams over `llm.lean_http` (the same body, the
+same headers that matter, the same event translator below), and the SDK serves
+count-tokens and the `AISTACK_LLM_TRANSPORT=sdk` fallback. Adds prompt-cache
 breakpoints on the system prompt, the last tool and the last message block, because an
 agent resends the same long prefix every turn and cached input costs a tenth.
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
-
+from aistack_tui.json_values import as_object
 from aistack_tui.llm._shared import (
     DEFAULT_TIMEOUT,
     complete_via_stream,
@@ -28,6 +32,16 @@ from aistack_tui.llm.json_repair import (
     INVALID_TOOL_INPUT,
     InvalidToolInput,
     parse_tool_arguments,
+)
+from aistack_tui.llm.lean_http import (
+    FailureWords,
+    LeanClient,
+    ServerAnswer,
+    SSEObject,
+    Transport,
+    default_transport,
+    join_url,
+    parse_json_body,
 )
 from aistack_tui.llm.tokens import estimate_request_tokens
 from aistack_tui.llm.types import (
@@ -50,6 +64,21 @@ from aistack_tui.llm.types import (
 )
 from aistack_tui.llm.web_search import WebSearchQuery, WebSearchResult
 
+if TYPE_CHECKING:
+    import anthropic
+    import httpx2
+
+API_VERSION = "2026-10-21"
+"""The `anthropic-version` the lean path sends: the installed SDK's (a test compares)."""
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+_WORDS = FailureWords(
+    send_timeout=(
+        "Request timed out or interrupted. This could be due to a network timeout, "
+        "dropped connection, or request cancellation. See "
+        "https://docs.anthropic.com/en/api/errors#long-requests for more details."
+    ),
+    send_connect="Connection error.",
+)
 CACHE = {"type": "ephemeral"}
 REDACTED_PREFIX = "redacted:"
 """A `redacted_thinking` block is kept as a ThinkingBlock whose signature carries its
@@ -76,13 +105,49 @@ class AnthropicProvider:
         name: str = "anthropic",
         timeout: float = DEFAULT_TIMEOUT,
         thinking_budget: int | None = None,
+        transport: Transport | None = None,
     ) -> None:
         self.name = name
         self.model = model
         self.thinking_budget = thinking_budget
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
-        )
+        self._api_key = api_key
+        self._base_url = base_url
+        self._timeout = timeout
+        self._sdk_client: anthropic.AsyncAnthropic | None = None
+        # Without a key the SDK finds credentials of its own (auth token, profiles):
+        # that stays the SDK's.
+        lean = (transport or default_transport()) == "lean" and api_key is not None
+        self.transport: Transport = "lean" if lean else "sdk"
+        self._lean = LeanClient(
+            provider=name, headers=self._lean_headers(api_key or ""), timeout=timeout,
+            words=_WORDS, status_error=self._lean_status_error,
+        ) if lean else None
+
+    def _sdk(self) -> anthropic.AsyncAnthropic:
+        if self._sdk_client is None:
+            import anthropic
+
+            self._sdk_client = anthropic.AsyncAnthropic(
+                api_key=self._api_key, base_url=self._base_url, max_retries=0,
+                timeout=self._timeout,
+            )
+        return self._sdk_client
+
+    @staticmethod
+    def _lean_headers(api_key: str) -> dict[str, str]:
+        """The headers the SDK sends that a server acts on (it also sends telemetry)."""
+        headers = {
+            "accept": "application/json",
+            "content-type": "application/json",
+            "anthropic-version": API_VERSION,
+            "authorization": f"Bearer {api_key}",
+        }
+        # The SDK reads this variable itself: extra headers for gateways and proxies.
+        for line in os.environ.get("ANTHROPIC_CUSTOM_HEADERS", "").split("\n"):
+            key, colon, value = line.partition(":")
+            if colon:
+                headers[key.strip()] = value.strip()
+        return headers
 
     # --- request ---------------------------------------------------------------------
 
@@ -189,27 +254,10 @@ class AnthropicProvider:
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
         params = self.build_params(request)
         state = _StreamState()
-        try:
-            events = await self._client.messages.create(**params, stream=True)
-            async with events:
-                async for event in events:
-                    for out in state.handle(event):
-                        yield out
-        except anthropic.APIStatusError as e:
-            raise self._status_error(e) from e
-        except anthropic.APITimeoutError as e:
-            raise ProviderTimeoutError(str(e), provider=self.name) from e
-        except anthropic.APIConnectionError as e:
-            raise ProviderConnectionError(str(e), provider=self.name) from e
-        except anthropic.APIError as e:
-            raise ProviderError(str(e), provider=self.name) from e
-        except ProviderError:
-            raise
-        except Exception as e:
-            mapped = transport_error(e, self.name)
-            if mapped is None:
-                raise
-            raise mapped from e
+        events = self._lean_events(params) if self._lean is not None else self._sdk_events(params)
+        async for event in events:
+            for out in state.handle(event):
+                yield out
         if not state.stopped:
             raise ProviderConnectionError(
                 "the stream ended before message_stop", provider=self.name
@@ -225,6 +273,72 @@ class AnthropicProvider:
         yield UsageReported(state.usage)
         extra = {INVALID_TOOL_INPUT: state.invalid} if state.invalid else {}
         yield StreamDone(message=message, stop_reason=state.stop_reason, extra=extra)
+
+    async def _sdk_events(self, params: dict[str, Any]) -> AsyncIterator[Any]:
+        import anthropic
+
+        try:
+            events = await self._sdk().messages.create(**params, stream=True)
+            async with events:
+                async for event in events:
+                    yield event
+        except anthropic.APIStatusError as e:
+            raise self._status_error(e) from e
+        except anthropic.APITimeoutError as e:
+            raise ProviderTimeoutError(str(e), provider=self.name) from e
+        except anthropic.APIConnectionError as e:
+            raise ProviderConnectionError(str(e), provider=self.name) from e
+        except anthropic.APIError as e:
+            raise ProviderError(str(e), provider=self.name) from e
+        except ProviderError:
+            raise
+        except Exception as e:
+            mapped = transport_error(e, self.name)
+            if mapped is None:
+                raise
+            raise mapped from e
+
+    async def _lean_events(self, params: dict[str, Any]) -> AsyncIterator[Any]:
+        """The SDK's `messages.create(stream=True)` over the lean transport."""
+        assert self._lean is not None
+        body = {key: value for key, value in params.items() if key != "extra_body"}
+        body.update(params.get("extra_body", {}))
+        body["stream"] = True
+        url = join_url(
+            self._base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL,
+            "v1/messages",
+        )
+        async for sse in self._lean.events(url, body):
+            # As the SDK: pings and unnamed events are skipped, `error` raises.
+            if sse.event in (None, "ping"):
+                continue
+            if sse.event == "error":
+                raise self._in_stream_error(sse.data) from ServerAnswer(200, sse.data)
+            if sse.data:
+                yield SSEObject(json.loads(sse.data))
+
+    def _in_stream_error(self, data: str) -> ProviderError:
+        body = parse_json_body(data)
+        message = f"{body}" if body is not None else data or "Error code: 200"
+        api_message, kind = _error_fields(body)
+        return error_from_status(
+            200, api_message or message, provider=self.name, error_type=kind
+        )
+
+    def _lean_status_error(
+        self, status: int, text: str, headers: httpx2.Headers, reason: str
+    ) -> ProviderError:
+        text = text.strip()
+        body = parse_json_body(text)
+        if body is not None:
+            message = f"Error code: {status} - {body}"
+        else:
+            message = text or f"Error code: {status}"
+        api_message, kind = _error_fields(body)
+        return error_from_status(
+            status, api_message or message, provider=self.name, headers=headers,
+            error_type=kind,
+        )
 
     def _status_error(self, e: anthropic.APIStatusError) -> ProviderError:
         message = e.api_message or e.message
@@ -250,7 +364,7 @@ class AnthropicProvider:
     async def count_tokens(self, request: LLMRequest) -> int:
         """The API's exact count; the local estimate when the endpoint is unavailable."""
         try:
-            result = await self._client.messages.count_tokens(
+            result = await self._sdk().messages.count_tokens(
                 **self.build_params(request, for_count=True)
             )
             return int(result.input_tokens)
@@ -258,7 +372,23 @@ class AnthropicProvider:
             return estimate_request_tokens(request)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._lean is not None:
+            await self._lean.aclose()
+        if self._sdk_client is not None:
+            await self._sdk_client.close()
+
+
+def _error_fields(body: object) -> tuple[str | None, str | None]:
+    """`error.message` and `error.type` of an error body, as the SDK reads them."""
+    fields = as_object(body)
+    error = as_object(fields.get("error")) if fields is not None else None
+    if error is None:
+        return None, None
+    message, kind = error.get("message"), error.get("type")
+    return (
+        message if isinstance(message, str) else None,
+        kind if isinstance(kind, str) else None,
+    )
 
 
 def _tool_result_part(part: TextBlock | ImageBlock) -> dict[str, Any]:

@@ -1,4 +1,6 @@
-"""Gemini adapter over the official `google-genai` SDK (`genai.Client(...).aio`).
+"""Gemini adapter: the official `google-genai` SDK (`genai.Client(...).aio`), or the
+lean transport (`llm.lean_http`, the default for streaming: the SDK costs ~0.6 s to
+import; `google_wire` writes the same request JSON, the same translator reads the chunks).
 
 Gemini keys function results by function name, not by call id, so a tool result's name
 is looked up from the matching tool_use in the history; that is what lets a session
@@ -11,14 +13,13 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import math
+import os
 import re
+import sys
 import uuid
-from collections.abc import AsyncIterator
-from typing import Any, Protocol, cast
-
-from google import genai
-from google.genai import errors as genai_errors
-from google.genai import types as genai_types
+from collections.abc import AsyncIterator, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from aistack_tui.json_values import as_list, as_object
 from aistack_tui.llm._shared import (
@@ -35,6 +36,17 @@ from aistack_tui.llm.errors import (
     ProviderConnectionError,
     ProviderError,
     ServerError,
+)
+from aistack_tui.llm.google_wire import RESPONSE_STYLE, model_path, request_body
+from aistack_tui.llm.lean_http import (
+    FailureWords,
+    LeanClient,
+    ServerAnswer,
+    SSEObject,
+    Transport,
+    default_transport,
+    join_url,
+    parse_json_body,
 )
 from aistack_tui.llm.tokens import estimate_request_tokens, estimate_tokens
 from aistack_tui.llm.types import (
@@ -58,7 +70,16 @@ from aistack_tui.llm.types import (
 )
 from aistack_tui.llm.web_search import WebSearchQuery, WebSearchResult
 
+if TYPE_CHECKING:
+    import httpx2
+    from google import genai
+    from google.genai import errors as genai_errors
+    from google.genai import types as genai_types
+
 API_VERSION = "v1beta"
+DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com/"
+SDK_VERSION = "3.6.1"
+"""The google-genai release whose client headers the lean path sends (a test compares)."""
 _REFUSALS = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY"}
 _RETRY_DELAY = re.compile(r"^(\d+(?:\.\d+)?)s$")
 
@@ -100,6 +121,7 @@ class GoogleProvider:
         name: str = "google",
         timeout: float = DEFAULT_TIMEOUT,
         include_thoughts: bool | None = None,
+        transport: Transport | None = None,
     ) -> None:
         self.name = name
         self.model = model
@@ -109,13 +131,35 @@ class GoogleProvider:
             if include_thoughts is not None
             else any(tag in model for tag in ("2.5", "gemini-3", "thinking"))
         )
-        options: dict[str, Any] = {"api_version": API_VERSION, "timeout": int(timeout * 1000)}
-        if base_url:
-            options["base_url"] = base_url
-        self._client = genai.Client(
-            api_key=api_key, vertexai=False, http_options=genai_types.HttpOptions(**options)
-        )
-        self._models: _GeminiModels = self._client.aio.models
+        self._api_key = api_key
+        self._base_url = base_url
+        self._timeout = timeout
+        self._sdk_client: genai.Client | None = None
+        # Without a key the SDK looks for credentials of its own: that stays the SDK's.
+        lean = (transport or default_transport()) == "lean" and api_key is not None
+        self.transport: Transport = "lean" if lean else "sdk"
+        self._lean = LeanClient(
+            provider=name, headers=_lean_headers(api_key or "", timeout), timeout=timeout,
+            words=FailureWords(), status_error=self._lean_status_error,
+        ) if lean else None
+
+    def _sdk(self) -> genai.Client:
+        if self._sdk_client is None:
+            from google import genai
+            from google.genai import types as genai_types
+
+            options: dict[str, Any] = {
+                "api_version": API_VERSION, "timeout": int(self._timeout * 1000)}
+            if self._base_url:
+                options["base_url"] = self._base_url
+            self._sdk_client = genai.Client(
+                api_key=self._api_key, vertexai=False,
+                http_options=genai_types.HttpOptions(**options),
+            )
+        return self._sdk_client
+
+    def _models(self) -> _GeminiModels:
+        return self._sdk().aio.models
 
     # --- request ---------------------------------------------------------------------
 
@@ -205,24 +249,13 @@ class GoogleProvider:
         contents = self.convert_contents(request.messages)
         config = self.build_config(request)
         state = _StreamState()
-        try:
-            chunks = await self._models.generate_content_stream(
-                model=self.model,
-                contents=[genai_types.Content.model_validate(c) for c in contents],
-                config=genai_types.GenerateContentConfig.model_validate(config),
-            )
-            async for chunk in chunks:
-                for out in state.handle(chunk):
-                    yield out
-        except genai_errors.APIError as e:
-            raise self._api_error(e) from e
-        except ProviderError:
-            raise
-        except Exception as e:
-            mapped = transport_error(e, self.name)
-            if mapped is None:
-                raise
-            raise mapped from e
+        chunks = (
+            self._lean_chunks(contents, config) if self._lean is not None
+            else self._sdk_chunks(contents, config)
+        )
+        async for chunk in chunks:
+            for out in state.handle(chunk):
+                yield out
         if state.finish_reason is None:
             raise ProviderConnectionError(
                 "the stream ended before a finish reason", provider=self.name
@@ -245,16 +278,80 @@ class GoogleProvider:
         yield UsageReported(state.usage)
         yield StreamDone(message=message, stop_reason=state.stop_reason)
 
+    async def _sdk_chunks(
+        self, contents: list[dict[str, Any]], config: dict[str, Any]
+    ) -> AsyncIterator[genai_types.GenerateContentResponse]:
+        from google.genai import errors as genai_errors
+        from google.genai import types as genai_types
+
+        try:
+            chunks = await self._models().generate_content_stream(
+                model=self.model,
+                contents=[genai_types.Content.model_validate(c) for c in contents],
+                config=genai_types.GenerateContentConfig.model_validate(config),
+            )
+            async for chunk in chunks:
+                yield chunk
+        except genai_errors.APIError as e:
+            raise self._api_error(e) from e
+        except ProviderError:
+            raise
+        except Exception as e:
+            mapped = transport_error(e, self.name)
+            if mapped is None:
+                raise
+            raise mapped from e
+
+    async def _lean_chunks(
+        self, contents: list[dict[str, Any]], config: dict[str, Any]
+    ) -> AsyncIterator[genai_types.GenerateContentResponse]:
+        """The SDK's `generate_content_stream` over the lean transport."""
+        assert self._lean is not None
+        base = self._base_url or os.environ.get("GOOGLE_GEMINI_BASE_URL") or DEFAULT_BASE_URL
+        url = join_url(base, f"{API_VERSION}/{model_path(self.model)}:streamGenerateContent")
+        body = request_body(contents, config)
+        async for sse in self._lean.events(url, body, params={"alt": "sse"}):
+            data = as_object(parse_json_body(sse.data)) if sse.data else {}
+            if data is None:
+                continue
+            if next(iter(data), None) == "error":  # how the SDK spots an in-stream error
+                error = as_object(data["error"])
+                code = error.get("code") if error is not None else None
+                raise self._gemini_error(
+                    _error_message(data), code, None, data
+                ) from ServerAnswer(200, sse.data)
+            yield cast("genai_types.GenerateContentResponse", SSEObject(data, RESPONSE_STYLE))
+
+    def _lean_status_error(
+        self, status: int, text: str, headers: httpx2.Headers, reason: str
+    ) -> ProviderError:
+        body: object = parse_json_body(text)
+        if body is None:
+            body = {"message": text, "status": reason}
+        items = as_list(body)
+        if items is not None and len(items) == 1:
+            body = items[0]
+        return self._gemini_error(_error_message(body), status, headers, body)
+
     def _api_error(self, e: genai_errors.APIError) -> ProviderError:
-        message = e.message or str(e)
         # The SDK annotates `code` as int but falls back to the body's code, which may be
         # missing; `response` is typed with a class it never imports and `details` is the
         # raw error body, so all three are read as plain objects.
-        code = cast(object, e.code)
-        status = code if isinstance(code, int) else 500
         response = cast(object, e.response)  # pyright: ignore[reportUnknownMemberType]
         details = cast(object, e.details)  # pyright: ignore[reportUnknownMemberType]
-        headers = getattr(response, "headers", None)
+        return self._gemini_error(
+            e.message or str(e), cast(object, e.code), getattr(response, "headers", None),
+            details,
+        )
+
+    def _gemini_error(
+        self, message: str | None, code: object, headers: Mapping[str, str] | None,
+        details: object,
+    ) -> ProviderError:
+        """An error the SDK would raise as `APIError(code, details)`, mapped."""
+        if not message:
+            message = f"{code} {_error_status(details)}. {details}"
+        status = code if isinstance(code, int) else 500
         retry_after = retry_after_from_headers(headers) or _retry_delay(details)
         if "overload" in message.lower():
             return OverloadedError(
@@ -279,7 +376,9 @@ class GoogleProvider:
         """The API's count of the contents, plus an estimate of the system prompt and
         tools (the Developer API's countTokens accepts neither); all estimated on error."""
         try:
-            result = await self._models.count_tokens(
+            from google.genai import types as genai_types
+
+            result = await self._models().count_tokens(
                 model=self.model,
                 contents=[
                     genai_types.Content.model_validate(c)
@@ -292,7 +391,44 @@ class GoogleProvider:
             return estimate_request_tokens(request)
 
     async def aclose(self) -> None:
-        await self._client.aio.aclose()
+        if self._lean is not None:
+            await self._lean.aclose()
+        if self._sdk_client is not None:
+            await self._sdk_client.aio.aclose()
+
+
+def _lean_headers(api_key: str, timeout: float) -> dict[str, str]:
+    """The headers the SDK sends, its client names included, so the server sees the same
+    client on either path (a test compares them)."""
+    python = ".".join(str(part) for part in sys.version_info[:3])
+    client = f"google-genai-sdk/{SDK_VERSION} gl-python/{python}"
+    return {
+        "content-type": "application/json",
+        "x-goog-api-key": api_key,
+        "user-agent": client,
+        "x-goog-api-client": client,
+        "x-server-timeout": str(math.ceil(timeout)),
+    }
+
+
+def _error_message(body: object) -> str | None:
+    """`message`, else `error.message`, of an error body (as the SDK reads it)."""
+    fields = as_object(body)
+    if fields is None:
+        return None
+    message = fields.get("message")
+    if message is None:
+        error = as_object(fields.get("error"))
+        message = error.get("message") if error is not None else None
+    return message if isinstance(message, str) else None
+
+
+def _error_status(body: object) -> object:
+    fields = as_object(body)
+    if fields is None:
+        return None
+    error = as_object(fields.get("error"))
+    return fields.get("status", error.get("status") if error is not None else None)
 
 
 def _retry_delay(details: object) -> float | None:

@@ -1,25 +1,20 @@
-"""OpenAI Chat Completions adapter over the official `openai` SDK.
+"""OpenAI Chat Completions adapter: the official `openai` SDK, or the lean transport.
 
 Chat Completions (not the Responses API) because every OpenAI-compatible server (ollama,
 vLLM, LM Studio, DeepSeek, OpenRouter) speaks it; `openai_compat.py` reuses this class
 with vendor defaults. Tool calls arrive as fragments keyed by index and are assembled
-here; their argument text is repaired by `json_repair` when a model garbles it.
+here; their argument text is repaired by `json_repair` when a model garbles it. By
+default the request streams over `llm.lean_http` (the SDK costs ~0.6 s to import) with
+the same body and the same chunk translator; `AISTACK_LLM_TRANSPORT=sdk` uses the SDK.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from collections.abc import AsyncIterator
-from typing import Any, cast
-
-import openai
-from openai.types.chat.chat_completion_chunk import (
-    ChatCompletionChunk,
-    ChoiceDelta,
-    ChoiceDeltaToolCall,
-)
-from openai.types.completion_usage import CompletionUsage
+from typing import TYPE_CHECKING, Any, cast
 
 from aistack_tui.json_values import as_object
 from aistack_tui.llm._shared import (
@@ -34,6 +29,16 @@ from aistack_tui.llm.json_repair import (
     INVALID_TOOL_INPUT,
     InvalidToolInput,
     parse_tool_arguments,
+)
+from aistack_tui.llm.lean_http import (
+    FailureWords,
+    LeanClient,
+    ServerAnswer,
+    SSEObject,
+    Transport,
+    default_transport,
+    join_url,
+    parse_json_body,
 )
 from aistack_tui.llm.tokens import estimate_request_tokens
 from aistack_tui.llm.types import (
@@ -57,6 +62,21 @@ from aistack_tui.llm.types import (
 )
 from aistack_tui.llm.web_search import WebSearchQuery, WebSearchResult
 
+if TYPE_CHECKING:
+    import httpx2
+    import openai
+    from openai.types.chat.chat_completion_chunk import (
+        ChatCompletionChunk,
+        ChoiceDelta,
+        ChoiceDeltaToolCall,
+    )
+    from openai.types.completion_usage import CompletionUsage
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_WORDS = FailureWords(
+    send_timeout="Request timed out.", send_connect="Connection error.",
+    read_timeout="Request timed out.", read_connect="Connection error.",
+)
 OPENAI_ID_MAX = 40
 """OpenAI rejects tool-call ids longer than this (ids minted elsewhere may be longer)."""
 
@@ -81,15 +101,34 @@ class OpenAIProvider:
         name: str = "openai",
         timeout: float = DEFAULT_TIMEOUT,
         max_tokens_field: str = "max_completion_tokens",
+        transport: Transport | None = None,
     ) -> None:
         self.name = name
         self.model = model
         # OpenAI's reasoning models refuse `max_tokens`; most compatible servers only
         # know `max_tokens`. The vendor subclass picks.
         self.max_tokens_field = max_tokens_field
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
-        )
+        self._api_key = api_key
+        self._base_url = base_url
+        self._timeout = timeout
+        self._sdk_client: openai.AsyncOpenAI | None = None
+        # Without a key the SDK reads OPENAI_API_KEY itself (or refuses): the SDK's.
+        lean = (transport or default_transport()) == "lean" and api_key is not None
+        self.transport: Transport = "lean" if lean else "sdk"
+        self._lean = LeanClient(
+            provider=name, headers=_lean_headers(api_key or ""), timeout=timeout,
+            words=_WORDS, status_error=self._lean_status_error,
+        ) if lean else None
+
+    def _sdk(self) -> openai.AsyncOpenAI:
+        if self._sdk_client is None:
+            import openai
+
+            self._sdk_client = openai.AsyncOpenAI(
+                api_key=self._api_key, base_url=self._base_url, max_retries=0,
+                timeout=self._timeout,
+            )
+        return self._sdk_client
 
     # --- request ---------------------------------------------------------------------
 
@@ -125,16 +164,40 @@ class OpenAIProvider:
     async def stream(self, request: LLMRequest) -> AsyncIterator[StreamEvent]:
         params = self.build_params(request)
         state = _StreamState()
+        chunks = self._lean_chunks(params) if self._lean is not None else self._sdk_chunks(params)
+        async for chunk in chunks:
+            for out in state.handle(chunk):
+                yield out
+        if state.finish_reason is None:
+            raise ProviderConnectionError(
+                "the stream ended before a finish_reason", provider=self.name
+            )
+        for event in state.finish():
+            yield event
+        message = Message(
+            role="assistant",
+            content=state.content(),
+            provider=self.name,
+            model=self.model,
+            usage=state.usage,
+            stop_reason=state.stop_reason,
+        )
+        yield UsageReported(state.usage)
+        extra = {INVALID_TOOL_INPUT: state.invalid} if state.invalid else {}
+        yield StreamDone(message=message, stop_reason=state.stop_reason, extra=extra)
+
+    async def _sdk_chunks(self, params: dict[str, Any]) -> AsyncIterator[ChatCompletionChunk]:
+        import openai
+
         try:
             # `**params` hides `stream=True` from the overloads, so name the stream type.
             chunks = cast(
                 "openai.AsyncStream[ChatCompletionChunk]",
-                await self._client.chat.completions.create(**params),
+                await self._sdk().chat.completions.create(**params),
             )
             async with chunks:
                 async for chunk in chunks:
-                    for out in state.handle(chunk):
-                        yield out
+                    yield chunk
         except openai.APIStatusError as e:
             raise error_from_status(
                 e.status_code, _status_message(e), provider=self.name, headers=e.response.headers
@@ -155,23 +218,43 @@ class OpenAIProvider:
             if mapped is None:
                 raise
             raise mapped from e
-        if state.finish_reason is None:
-            raise ProviderConnectionError(
-                "the stream ended before a finish_reason", provider=self.name
-            )
-        for event in state.finish():
-            yield event
-        message = Message(
-            role="assistant",
-            content=state.content(),
-            provider=self.name,
-            model=self.model,
-            usage=state.usage,
-            stop_reason=state.stop_reason,
+
+    async def _lean_chunks(self, params: dict[str, Any]) -> AsyncIterator[ChatCompletionChunk]:
+        """The SDK's `chat.completions.create(stream=True)` over the lean transport."""
+        assert self._lean is not None
+        base = self._base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        async for sse in self._lean.events(join_url(base, "chat/completions"), params):
+            if sse.data.startswith("[DONE]"):
+                break
+            data = as_object(parse_json_body(sse.data))
+            if data is None:
+                continue
+            error = data.get("error")
+            if error:
+                # As the SDK: an error object inside the stream (no HTTP status).
+                fields = as_object(error) or {}
+                message = fields.get("message")
+                if not isinstance(message, str) or not message:
+                    message = "An error occurred during streaming"
+                raise error_from_status(
+                    0, message, provider=self.name, error_type=_body_type(error, message)
+                ) from ServerAnswer(200, sse.data)
+            yield cast("ChatCompletionChunk", SSEObject(data))
+
+    def _lean_status_error(
+        self, status: int, text: str, headers: httpx2.Headers, reason: str
+    ) -> ProviderError:
+        text = text.strip()
+        body = parse_json_body(text)
+        message = f"Error code: {status} - {body}" if body is not None else (
+            text or f"Error code: {status}")
+        whole = as_object(body)
+        fields = as_object(whole.get("error", whole)) if whole is not None else None
+        detail = fields.get("message") if fields is not None else None
+        return error_from_status(
+            status, detail if isinstance(detail, str) else message, provider=self.name,
+            headers=headers,
         )
-        yield UsageReported(state.usage)
-        extra = {INVALID_TOOL_INPUT: state.invalid} if state.invalid else {}
-        yield StreamDone(message=message, stop_reason=state.stop_reason, extra=extra)
 
     async def complete(self, request: LLMRequest) -> Message:
         return await complete_via_stream(self, request)
@@ -193,7 +276,26 @@ class OpenAIProvider:
         return estimate_request_tokens(request)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        if self._lean is not None:
+            await self._lean.aclose()
+        if self._sdk_client is not None:
+            await self._sdk_client.close()
+
+
+def _lean_headers(api_key: str) -> dict[str, str]:
+    """The headers the SDK sends that a server acts on (it also sends telemetry)."""
+    headers = {
+        "accept": "application/json",
+        "content-type": "application/json",
+        "authorization": f"Bearer {api_key}",
+    }
+    # The SDK reads these variables itself.
+    for variable, header in (("OPENAI_ORG_ID", "openai-organization"),
+                             ("OPENAI_PROJECT_ID", "openai-project")):
+        value = os.environ.get(variable)
+        if value:
+            headers[header] = value
+    return headers
 
 
 def _status_message(e: openai.APIStatusError) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from aistack_tui.llm._shared import DEFAULT_TIMEOUT
+from aistack_tui.llm.lean_http import Transport
 from aistack_tui.llm.openai import OpenAIProvider
 
 PLACEHOLDER_KEY = "not-needed"
@@ -46,6 +47,7 @@ class OpenAICompatProvider(OpenAIProvider):
         base_url: str | None = None,
         name: str = "openai-compatible",
         timeout: float = DEFAULT_TIMEOUT,
+        transport: Transport | None = None,
     ) -> None:
         vendor = VENDORS.get(name)
         if base_url is None:
@@ -61,4 +63,5 @@ class OpenAICompatProvider(OpenAIProvider):
             # `max_completion_tokens` is OpenAI's newer name; ollama, vLLM, LM Studio
             # and DeepSeek all understand the older `max_tokens`.
             max_tokens_field="max_tokens",
+            transport=transport,
         )

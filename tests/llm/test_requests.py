@@ -171,7 +171,7 @@ async def test_openai_request_maps_tool_results_to_tool_messages(
 
 
 async def test_openai_compatible_vendor_uses_max_tokens_and_placeholder_key(
-    fake: FakeLLMServer,
+    fake: FakeLLMServer, transport: str,
 ) -> None:
     from aistack_tui.llm.registry import create_provider, resolve_provider_config
 
@@ -228,7 +228,7 @@ async def test_google_asks_for_thoughts_only_from_thinking_models(
 
 
 async def test_anthropic_thinking_budget_enables_thinking_without_temperature(
-    fake: FakeLLMServer,
+    fake: FakeLLMServer, transport: str,
 ) -> None:
     from aistack_tui.llm.registry import create_provider, resolve_provider_config
 
