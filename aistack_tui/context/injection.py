@@ -3,6 +3,12 @@
 The budget (default 15% of the model's context window) is split so memory, which is
 small and high-value (pinned facts, the current task), is filled first and code
 knowledge gets the rest. What was injected last is kept for `/context` to show.
+
+Code knowledge is sent only when it carries something the message names: a file the
+message mentions, or one of its search words found in the block's code or map. The
+index always answers something (the nearest vectors exist for any text), so without this
+"hi" in a one-file repository got that file quoted in every request, before the model
+asked for it: tokens paid on every turn for nothing the model needs.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ log = logging.getLogger(__name__)
 MEMORY_SHARE = 0.4
 _MENTION = re.compile(r"(?:^|\s)@([\w./-]+)")
 _PATHLIKE = re.compile(r"\b[\w-]+(?:/[\w.-]+)*\.[A-Za-z]{1,5}\b")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+")
 
 
 class MemorySource(Protocol):
@@ -69,10 +76,10 @@ class ContextInjector:
 
             remaining = self.budget_tokens - estimate_tokens(injected.memory)
             query = latest_user_text(messages)
+            mentioned = mentioned_files(query)
             try:
-                injected.knowledge = await self.knowledge.context_block(
-                    query, mentioned_files(query), max(0, remaining)
-                )
+                block = await self.knowledge.context_block(query, mentioned, max(0, remaining))
+                injected.knowledge = block if names_anything(block, query, mentioned) else ""
             except Exception as e:
                 log.warning("code knowledge injection failed: %s", e)
         self.last = injected
@@ -93,3 +100,26 @@ def mentioned_files(text: str) -> list[str]:
     found = [m.group(1) for m in _MENTION.finditer(text)]
     found += [m.group(0) for m in _PATHLIKE.finditer(text)]
     return list(dict.fromkeys(found))
+
+
+def names_anything(block: str, query: str, mentioned: list[str]) -> bool:
+    """True when the knowledge block holds something the message names: a mentioned
+    file, or a search word of the message among the words of its code and map (headings
+    left out: they are the block's own words, "code", "files", "relevant")."""
+    if not block:
+        return False
+    from aistack_tui.knowledge.chunks import split_identifier
+    from aistack_tui.knowledge.search import query_terms
+
+    body = "\n".join(line for line in block.splitlines() if not line.startswith("#"))
+    if any(path and path in body for path in mentioned):
+        return True
+    terms = query_terms(query)
+    if not terms:
+        return False
+    words: set[str] = set()
+    for match in _WORD.finditer(body):
+        token = match.group(0)
+        words.add(token.lower())
+        words.update(split_identifier(token))
+    return any(term in words for term in terms)

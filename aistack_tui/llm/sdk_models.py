@@ -11,7 +11,9 @@ deprecation data says which of them are on the way out:
 - google-genai: `google.genai.interactions.ModelParam` (no deprecation data).
 
 Importing an SDK costs a second or more, so callers ask only for the provider in use,
-and every answer is computed once per process.
+and every answer is computed once per process. The deprecation data, which every session
+start consults, is read from the SDKs' source files without importing them (the lean
+transport imports no SDK, and this check alone cost `import anthropic`, ~1.3 s).
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from __future__ import annotations
 import ast
 import functools
 import importlib
-import inspect
+import importlib.util
 import re
 import typing
+from pathlib import Path
 from typing import Any
 
 _TYPES = {
@@ -75,13 +78,50 @@ def sdk_deprecations(kind: str) -> dict[str, str | None]:
     return {}
 
 
-def _anthropic_deprecations() -> dict[str, str | None]:
+def sdk_source(package: str, *parts: str) -> str | None:
+    """The text of a module of an installed package, found without importing it."""
     try:
-        from anthropic._data import DEPRECATED_MODELS  # pyright: ignore[reportPrivateUsage]
-    except ImportError:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    roots = list(spec.submodule_search_locations or []) if spec is not None else []
+    for root in roots:
+        try:
+            return Path(root, *parts).read_text(encoding="utf-8")
+        except OSError:
+            continue
+    return None
+
+
+def _anthropic_deprecations() -> dict[str, str | None]:
+    """`anthropic._data.DEPRECATED_MODELS`, a dict literal, read from its source."""
+    source = sdk_source("anthropic", "_data", "deprecated_models.py")
+    table = _literal_after(source, "DEPRECATED_MODELS") if source else None
+    if not isinstance(table, dict):
         return {}
-    table: dict[str, Any] = dict(DEPRECATED_MODELS)
-    return {str(model): parse_written_date(str(when)) for model, when in table.items()}
+    items: dict[Any, Any] = table  # pyright: ignore[reportUnknownVariableType]
+    return {str(model): parse_written_date(str(when)) for model, when in items.items()}
+
+
+def _literal_after(source: str, name: str) -> object:
+    """The literal value assigned to `name` at the top of a module, or None."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return None
+    for node in body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets):
+            try:
+                return ast.literal_eval(value)
+            except ValueError:
+                return None
+    return None
 
 
 def parse_written_date(text: str) -> str | None:
@@ -94,12 +134,13 @@ def parse_written_date(text: str) -> str | None:
 
 
 def _openai_deprecations() -> dict[str, str | None]:
-    try:
-        module = importlib.import_module("openai.types.shared.chat_model")
-        source = inspect.getsource(module)
-    except (ImportError, OSError, TypeError):
+    source = sdk_source("openai", "types", "shared", "chat_model.py")
+    if source is None:
         return {}
-    doc = _docstring_after(source, "ChatModel")
+    try:
+        doc = _docstring_after(source, "ChatModel")
+    except SyntaxError:
+        return {}
     return parse_openai_deprecations(doc) if doc else {}
 
 
