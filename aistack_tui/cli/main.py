@@ -143,9 +143,6 @@ def _run_main(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> int:
-    from aistack_tui.session.config import NoProviderError, make_run_config
-    from aistack_tui.settings.layers import ConfigError
-
     if args.max_turns is not None and args.max_turns < 1:
         return _usage("--max-turns must be at least 1")
     if (problem := headless_problem(args)) is not None:
@@ -155,6 +152,18 @@ def _start(args: argparse.Namespace) -> int:
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     print_mode = args.print_mode or not interactive or args.input_format == "stream-json"
     prompt = " ".join(args.prompt).strip()
+    if not print_mode and not _wants_line_mode(args):
+        from aistack_tui.cli.typeahead import typeahead_kept
+
+        with typeahead_kept():  # before any import: keys are typed from the launch on
+            return _start_run(args, print_mode, prompt)
+    return _start_run(args, print_mode, prompt)
+
+
+def _start_run(args: argparse.Namespace, print_mode: bool, prompt: str) -> int:
+    from aistack_tui.session.config import NoProviderError, make_run_config
+    from aistack_tui.settings.layers import ConfigError
+
     try:
         config = make_run_config(
             model=args.model,

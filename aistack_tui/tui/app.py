@@ -98,6 +98,8 @@ class AistackApp(App[int]):
         self.history = PromptHistory(config.home / HISTORY_FILE)
         self.main = MainScreen(self.history, window)
         self._pending_prompts: list[str] = []
+        self._typed_ahead: list[events.Key] | None = []
+        """Keys read before the first frame (typed while aistack started); None after."""
         self._early_mode: PermissionMode | None = None
         """A mode chosen with Shift+Tab before the session was ready: it wins at ready."""
         self.bypass_offered = bypass_on_command_line(config)
@@ -150,8 +152,29 @@ class AistackApp(App[int]):
     def get_default_screen(self) -> MainScreen:
         return self.main
 
+    async def on_event(self, event: events.Event) -> None:
+        # Keys typed before the first frame reach the app before anything has the focus,
+        # and the screen would drop them: keep them for the prompt (cli/typeahead.py).
+        if isinstance(event, events.Key) and self._typed_ahead is not None:
+            self._typed_ahead.append(event)
+            return
+        await super().on_event(event)
+
+    def _replay_typed_ahead(self) -> None:
+        """Type the kept keys into the prompt; Enter (or the newline the terminal made
+        of an Enter typed before aistack could switch it) sends it, as a prompt queued
+        until the session is ready."""
+        keys, self._typed_ahead = self._typed_ahead or [], None
+        prompt = self.prompt
+        for key in keys:
+            if key.key in ("enter", "ctrl+j", "ctrl+m"):
+                prompt.submit()
+            elif key.is_printable and key.character is not None:
+                prompt.insert(key.character)
+
     def on_ready(self) -> None:
         """After the first frame: only now start the heavy work (STYLE §13)."""
+        self._replay_typed_ahead()
         self.renderer = EventRenderer(
             self.conversation, self.status, self.main.query_one(TodoPanel)
         )
