@@ -105,6 +105,8 @@ class Agent:
     env: Callable[[FakeLLMServer], dict[str, str]] = field(default=lambda s: {})
     ready: str = ""
     """Text on screen once the interactive prompt is visible."""
+    session_ready: str = ""
+    """Text on screen once a prompt would be sent at once (empty: same as `ready`)."""
 
 
 def aistack_agents(provider: str) -> list[Agent]:
@@ -115,10 +117,10 @@ def aistack_agents(provider: str) -> list[Agent]:
 
     return [
         Agent("aistack", provider, "aistack", command, lambda s: s.env(provider),
-              ready="Ask anything"),
+              ready="Ask anything", session_ready="ctx 0%"),
         Agent("aistack (SDK path)", provider, "aistack", command,
               lambda s: {**s.env(provider), "AISTACK_LLM_TRANSPORT": "sdk"},
-              ready="Ask anything"),
+              ready="Ask anything", session_ready="ctx 0%"),
     ]
 
 
@@ -183,8 +185,9 @@ def run_print(agent: Agent, prompt: str, server: FakeLLMServer, env: dict[str, s
 
 
 def run_launch(agent: Agent, server: FakeLLMServer, env: dict[str, str], repo: Path,
-               timeout: float = 30) -> float | None:
-    """Seconds from launching the UI in a tmux pane to its prompt on screen."""
+               timeout: float = 30) -> tuple[float | None, float | None]:
+    """Seconds from launching the UI in a tmux pane to its prompt on screen, and to its
+    session being ready (aistack opens it after the first frame)."""
     session = f"peers-{os.getpid()}-{time.monotonic_ns()}"
     full = {**env, **agent.env(server)}
     exports = " ".join(f"{k}={_quote(v)}" for k, v in full.items()
@@ -194,14 +197,18 @@ def run_launch(agent: Agent, server: FakeLLMServer, env: dict[str, str], repo: P
     start = time.perf_counter()
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40",
                     "-c", str(repo), f"env {exports} {argv}"], check=True)
+    prompt: float | None = None
     try:
         while time.perf_counter() - start < timeout:
             screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session],
                                     capture_output=True, text=True, check=False).stdout
-            if agent.ready in screen:
-                return time.perf_counter() - start
+            now = time.perf_counter() - start
+            if prompt is None and agent.ready in screen:
+                prompt = now
+            if prompt is not None and (agent.session_ready or agent.ready) in screen:
+                return prompt, now
             time.sleep(0.01)
-        return None
+        return prompt, None
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True,
                        check=False)
@@ -283,21 +290,25 @@ def _launch_rounds(providers: list[str], rounds: int, env: dict[str, str], repo:
         for agent in agents:
             run_launch(agent, server, env, repo)  # warm-up
         before = load()
-        samples: dict[str, list[float | None]] = {a.name: [] for a in agents}
+        samples: dict[str, list[tuple[float | None, float | None]]] = {
+            a.name: [] for a in agents}
         for i in range(rounds):
             for agent in agents if i % 2 == 0 else agents[::-1]:
                 samples[agent.name].append(run_launch(agent, server, env, repo))
-        ours = statistics.median(s for s in samples["aistack"] if s is not None)
+        ours = statistics.median(s[0] for s in samples["aistack"] if s[0] is not None)
         rows = []
         for name, runs in samples.items():
-            seen = [s for s in runs if s is not None]
+            seen = [s[0] for s in runs if s[0] is not None]
+            ready = [s[1] for s in runs if s[1] is not None]
             median = statistics.median(seen) if seen else None
             rows.append([name, f"{median * 1000:.0f}" if median else "never",
                          f"{min(seen) * 1000:.0f}" if seen else "",
+                         f"{statistics.median(ready) * 1000:.0f}" if ready else "never",
                          f"{ours / median:.2f}" if median else "-"])
         print(table(f"launch → prompt visible (tmux 120x40), {rounds} interleaved rounds; "
                     f"{before}, after: {load()}",
-                    ["agent", "median ms", "min ms", "aistack / agent"], rows), flush=True)
+                    ["agent", "prompt median ms", "prompt min ms", "session ready median ms",
+                     "aistack / agent"], rows), flush=True)
 
 
 def main() -> None:

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.console import Group
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -86,6 +85,8 @@ class ConfirmScreen(GuardedModal[ConfirmAnswer]):
             head = Text(f"{diff.path}  {diff.stat()}\n", style="bold")
             preview.update(Group(head, render_diff(diff, self.app.size.width)))
         elif isinstance(command, str):
+            from rich.syntax import Syntax  # deferred: pygments, ~60 ms before the first frame
+
             preview.update(Syntax(command, "bash", theme="ansi_dark", word_wrap=True))
         elif req.display.detail:
             preview.update(Text(req.display.detail))
