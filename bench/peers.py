@@ -4,6 +4,8 @@
     python bench/peers.py print --rounds 10     # only the `-p` round trips
     python bench/peers.py launch                # only launch → prompt visible (tmux)
     python bench/peers.py --providers anthropic
+    python bench/peers.py --before /tmp/old       # also an older aistack_tui tree, e.g.
+        # git archive main aistack_tui | tar -x -C /tmp/old && compileall /tmp/old
 
 Installs nothing. Every agent found on PATH (`claude`, `codex`, `gemini`, `vibe`) runs
 against the same fake LLM server (tests/fakes/fake_llm.py) as aistack; an absent one is
@@ -109,13 +111,23 @@ class Agent:
     """Text on screen once a prompt would be sent at once (empty: same as `ready`)."""
 
 
+BEFORE: list[Path] = []
+"""Older aistack_tui trees to run beside this one (`--before`)."""
+
+
 def aistack_agents(provider: str) -> list[Agent]:
     model = f"{provider}/{MODELS[provider]}"
 
     def command(prompt: str, url: str) -> list[str]:
         return [*AISTACK, *(["-p", prompt] if prompt else []), "--model", model]
 
-    return [
+    older = [
+        Agent(f"aistack before ({tree})", provider, "aistack", command,
+              lambda s, tree=tree: {**s.env(provider), "PYTHONPATH": str(tree)},
+              ready="Ask anything", session_ready="ctx 0%")
+        for tree in BEFORE
+    ]
+    return [*older,
         Agent("aistack", provider, "aistack", command, lambda s: s.env(provider),
               ready="Ask anything", session_ready="ctx 0%"),
         Agent("aistack (SDK path)", provider, "aistack", command,
@@ -316,7 +328,10 @@ def main() -> None:
     parser.add_argument("which", nargs="*", help="print, launch (default: both)")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--providers", default="anthropic,openai,google")
+    parser.add_argument("--before", type=Path, action="append", default=[],
+                        help="an older aistack_tui tree's parent directory, run beside")
     args = parser.parse_args()
+    BEFORE.extend(path.resolve() for path in args.before)
     which = args.which or ["print", "launch"]
     unknown = set(which) - {"print", "launch"}
     if unknown:

@@ -119,6 +119,10 @@ class OpenAIProvider:
             provider=name, headers=_lean_headers(api_key or ""), timeout=timeout,
             words=_WORDS, status_error=self._lean_status_error,
         ) if lean else None
+        if not lean:
+            # Built now, as before the lean path existed: the import then happens during
+            # start-up (with its GC pause), not in the first request.
+            self._sdk()
 
     def _sdk(self) -> openai.AsyncOpenAI:
         if self._sdk_client is None:
