@@ -363,7 +363,7 @@ class AnthropicProvider:
     async def web_search(self, query: WebSearchQuery) -> WebSearchResult:
         from aistack_tui.llm import search_anthropic
 
-        return await search_anthropic.search(self._client, self.model, self.name, query)
+        return await search_anthropic.search(self._sdk(), self.model, self.name, query)
 
     async def count_tokens(self, request: LLMRequest) -> int:
         """The API's exact count; the local estimate when the endpoint is unavailable."""

@@ -374,7 +374,7 @@ class GoogleProvider:
     async def web_search(self, query: WebSearchQuery) -> WebSearchResult:
         from aistack_tui.llm import search_google
 
-        return await search_google.search(self._models, self.model, self.name, query)
+        return await search_google.search(self._models(), self.model, self.name, query)
 
     async def count_tokens(self, request: LLMRequest) -> int:
         """The API's count of the contents, plus an estimate of the system prompt and

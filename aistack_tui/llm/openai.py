@@ -272,7 +272,7 @@ class OpenAIProvider:
     async def web_search(self, query: WebSearchQuery) -> WebSearchResult:
         from aistack_tui.llm import search_openai
 
-        return await search_openai.search(self._client, self.model, self.name, query)
+        return await search_openai.search(self._sdk(), self.model, self.name, query)
 
     async def count_tokens(self, request: LLMRequest) -> int:
         """An estimate: Chat Completions has no counting endpoint, and tiktoken would

@@ -52,6 +52,7 @@ from aistack_tui.tui.screens.model_picker import ModelPickerScreen
 from aistack_tui.tui.screens.question import TrustScreen, ask
 from aistack_tui.tui.screens.sessions import SessionPickerScreen
 from aistack_tui.tui.screens.setup import LOCAL_SERVERS, SetupChoice, SetupScreen
+from aistack_tui.tui.typeahead import KeysBeforeFirstFrame
 from aistack_tui.tui.typing_guard import Clock, TypingGuard
 from aistack_tui.tui.widgets.conversation import DEFAULT_WINDOW, Conversation
 from aistack_tui.tui.widgets.entries import ShellEntry
@@ -98,8 +99,7 @@ class AistackApp(App[int]):
         self.history = PromptHistory(config.home / HISTORY_FILE)
         self.main = MainScreen(self.history, window)
         self._pending_prompts: list[str] = []
-        self._typed_ahead: list[events.Key] | None = []
-        """Keys read before the first frame (typed while aistack started); None after."""
+        self._typed_ahead = KeysBeforeFirstFrame()
         self._early_mode: PermissionMode | None = None
         """A mode chosen with Shift+Tab before the session was ready: it wins at ready."""
         self.bypass_offered = bypass_on_command_line(config)
@@ -152,29 +152,9 @@ class AistackApp(App[int]):
     def get_default_screen(self) -> MainScreen:
         return self.main
 
-    async def on_event(self, event: events.Event) -> None:
-        # Keys typed before the first frame reach the app before anything has the focus,
-        # and the screen would drop them: keep them for the prompt (cli/typeahead.py).
-        if isinstance(event, events.Key) and self._typed_ahead is not None:
-            self._typed_ahead.append(event)
-            return
-        await super().on_event(event)
-
-    def _replay_typed_ahead(self) -> None:
-        """Type the kept keys into the prompt; Enter (or the newline the terminal made
-        of an Enter typed before aistack could switch it) sends it, as a prompt queued
-        until the session is ready."""
-        keys, self._typed_ahead = self._typed_ahead or [], None
-        prompt = self.prompt
-        for key in keys:
-            if key.key in ("enter", "ctrl+j", "ctrl+m"):
-                prompt.submit()
-            elif key.is_printable and key.character is not None:
-                prompt.insert(key.character)
-
     def on_ready(self) -> None:
         """After the first frame: only now start the heavy work (STYLE §13)."""
-        self._replay_typed_ahead()
+        self._typed_ahead.replay(self.prompt)
         self.renderer = EventRenderer(
             self.conversation, self.status, self.main.query_one(TodoPanel)
         )
@@ -489,6 +469,8 @@ class AistackApp(App[int]):
         return self._typing_guard
 
     async def on_event(self, event: events.Event) -> None:
+        if self._typed_ahead.keep(event):  # before the first frame: for the prompt
+            return
         # Every key the main screen gets is typing a dialog opening now must not take.
         if isinstance(event, events.Key) and self.screen is self.main:
             self._typing_guard.key_pressed()
