@@ -451,7 +451,8 @@ class IndexStore:
         return await self._scalar("SELECT COUNT(*) FROM chunks WHERE embedded = 0")
 
     async def counts(self) -> tuple[int, int, int]:
-        files = await self._scalar("SELECT COUNT(*) FROM files")
+        # Generated and minified files are recorded (so refreshes skip them) but not indexed.
+        files = await self._scalar("SELECT COUNT(*) FROM files WHERE language != 'skipped'")
         symbols = await self._scalar("SELECT COUNT(*) FROM symbols")
         chunks = await self._scalar("SELECT COUNT(*) FROM chunks")
         return files, symbols, chunks
