@@ -239,7 +239,9 @@ async def attach_knowledge(
     index = await KnowledgeIndex.open(config.home, config.project_root)
     index.read_allowed = context.services.get("read_allowed")  # results obey Read rules
     context.services["knowledge"] = index
-    index.start_background_refresh(watch_interval=KNOWLEDGE_WATCH_INTERVAL if watch else None)
+    index.start_background_refresh(
+        watch_interval=KNOWLEDGE_WATCH_INTERVAL if watch else None, defer_first_build=True
+    )
     return index, [CodeSearchTool()]
 
 

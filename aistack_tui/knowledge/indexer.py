@@ -32,6 +32,7 @@ from aistack_tui.knowledge.pipeline import (
     ParseJob,
     run_embeddings,
     run_jobs,
+    walk_in_worker,
 )
 from aistack_tui.knowledge.repo_map import RepoGraph, build_graph
 from aistack_tui.knowledge.search import hybrid_search
@@ -62,6 +63,8 @@ EMBED_BATCH = 64
 EMBED_FETCH = 8192
 GRAPH_DEBOUNCE_S = 0.5
 """After a small update the repo-map rebuild waits this long: edits come in bursts."""
+FIRST_BUILD_IDLE_S = 1.0
+FIRST_BUILD_AFTER_TURN_S = 0.25
 Progress = Callable[[int, int], None]
 
 
@@ -83,6 +86,12 @@ class KnowledgeIndex:
         self._graph_task: asyncio.Task[None] | None = None
         self._graph_stale = False
         self._closed = False
+        self.first_build = False
+        """A build of an empty index is running: turns get no code context until it is
+        searchable (see `context_block`)."""
+        self._listeners: list[Callable[[str], None]] = []
+        self._phase = ""
+        self._turn_seen = asyncio.Event()
         self.read_allowed: Callable[[Path], bool] | None = None
         """Set by the session: whether its permission engine lets Read see a file."""
 
@@ -111,24 +120,65 @@ class KnowledgeIndex:
         """Bring the index up to date with the tree; only changed files are re-parsed."""
         async with self._lock:
             started = time.perf_counter()
-            if on_phase:
-                on_phase("scanning")
-            # Disposable threads: a print-mode run that ends meanwhile must not wait.
-            entries = await run_disposable(lambda: list(walk(self.project_root)), "index-walk")
             states = await self.store.file_states()
-            seen = {e.path for e in entries}
-            removed = [p for p in states if p not in seen]
-            stats = await self._apply(entries, removed, states, progress, on_phase, started=started)
+            self.first_build = not states
+            phase = self._phase_reporter(on_phase)
+            phase("scanning")
+            try:
+                found = await walk_in_worker(str(self.project_root)) if self.first_build else None
+                # Disposable threads: a print-mode run that ends meanwhile must not wait.
+                entries = found if found is not None else await run_disposable(
+                    lambda: list(walk(self.project_root)), "index-walk"
+                )
+                if len(entries) < POOL_THRESHOLD:
+                    self.first_build = False  # small: done in a moment, turns may use it
+                seen = {e.path for e in entries}
+                removed = [p for p in states if p not in seen]
+                stats = await self._apply(
+                    entries, removed, states, progress, phase, started=started
+                )
+            finally:
+                self.first_build = False
+                phase("")
             stats.searchable_seconds = time.perf_counter() - started
-        if on_phase:
-            on_phase("embedding")
+        if await self.store.pending_count():
+            phase("embedding")
         stats.chunks_embedded += await self._embed_pending(progress)
+        phase("")
         stats.seconds = time.perf_counter() - started
         self.last_stats = stats
         if self.store.vector_cache is not None and not self._closed:
             # Searches from now on use the in-memory vectors; `vec0` answers meanwhile.
             self.store.vector_cache.start_loading()
         return stats
+
+    def add_listener(self, listener: Callable[[str], None]) -> None:
+        """Call `listener` with each phase of a refresh ("scanning", "parsing",
+        "embedding", "ranking"), and "" when the index is searchable and idle again (a
+        front end's status line)."""
+        self._listeners.append(listener)
+
+    @property
+    def phase(self) -> str:
+        """What a refresh is doing now ("" when none is running)."""
+        return self._phase
+
+    def _phase_reporter(self, on_phase: Callable[[str], None] | None) -> Callable[[str], None]:
+        def report(phase: str) -> None:
+            if on_phase is not None and phase:
+                on_phase(phase)
+            # The watcher scans every few seconds: a status line hears of a scan only when
+            # it is a first build (and so may take a while), and of nothing twice.
+            if phase == self._phase or (phase == "scanning" and not self.first_build):
+                return
+            self._phase = phase
+            for listener in self._listeners:
+                try:
+                    listener(phase)
+                except Exception:  # a front end's status must never break indexing
+                    log.exception("index status listener failed")
+
+        return report
 
     async def refresh_paths(self, paths: Iterable[str | Path]) -> IndexStats:
         """Re-check just these files (after an Edit or Write), without walking the tree."""
@@ -194,7 +244,7 @@ class KnowledgeIndex:
                 ParseJob(entry.path, entry.language, entry.size, entry.mtime_ns,
                          state.hash if state else "")
             )  # fmt: skip
-        if on_phase:
+        if on_phase and jobs:
             on_phase("parsing")
         if progress:
             progress(0, len(jobs))
@@ -247,9 +297,14 @@ class KnowledgeIndex:
             vectors: list[tuple[bytes, ...]] = []
             touched: list[tuple[str, int, int]] = []
             for outcome in outcomes:
-                if outcome.status == "parsed" and outcome.parsed is not None:
+                if outcome.status in ("parsed", "ignored") and outcome.parsed is not None:
                     parsed.append(outcome.parsed)
                     vectors.append(outcome.vectors)
+                    if outcome.status == "ignored":
+                        stats.skipped += 1
+                        continue
+                    stats.parsed += 1
+                    stats.parsed_paths.append(outcome.job.path)
                 elif outcome.status == "same":
                     job = outcome.job
                     touched.append((job.path, job.size, job.mtime_ns))
@@ -257,8 +312,6 @@ class KnowledgeIndex:
                     stats.skipped += 1
             if parsed:
                 await self.store.write(parsed, states, vectors)
-                stats.parsed += len(parsed)
-                stats.parsed_paths.extend(p.path for p in parsed)
                 stats.chunks_embedded += sum(len(v) for v in vectors)
             if touched:
                 await self.store.touch(touched)
@@ -359,11 +412,15 @@ class KnowledgeIndex:
         )
 
     def start_background_refresh(
-        self, *, watch_interval: float | None = None
+        self, *, watch_interval: float | None = None, defer_first_build: bool = False
     ) -> asyncio.Task[None]:
         """Refresh in the background (and then keep polling every `watch_interval` s).
 
         The first turn never waits for this: searches answer from what is indexed so far.
+        With `defer_first_build` (a session), building an empty index starts only once the
+        first turn's request is on its way (`FIRST_BUILD_AFTER_TURN_S` after its context
+        was assembled) or after `FIRST_BUILD_IDLE_S` without a turn: on two cores, the
+        walk and the pool's start-up alone would otherwise delay that request.
         """
         if self._task is not None and not self._task.done():
             return self._task
@@ -372,6 +429,12 @@ class KnowledgeIndex:
             try:
                 if self.graph is None and self.chunk_count:
                     await self.rebuild_graph()  # a previous session's index is usable now
+                if defer_first_build and not self.chunk_count:
+                    self.first_build = True
+                    self._phase_reporter(None)("queued")
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._turn_seen.wait(), FIRST_BUILD_IDLE_S)
+                        await asyncio.sleep(FIRST_BUILD_AFTER_TURN_S)
                 await self.refresh()
                 if watch_interval:
                     await poll_forever(self.refresh, watch_interval)
@@ -419,6 +482,12 @@ class KnowledgeIndex:
         self, message: str, mentioned_files: list[str], token_budget: int
     ) -> str:
         """Repo map + top chunks for this message, within `token_budget` (≈ chars/4)."""
+        self._turn_seen.set()
+        if self.first_build:
+            # A partial first build has no map and an arbitrary share of the chunks, and
+            # its writes hold the connection: answering would only delay the turn.
+            self.last_context = ""
+            return ""
         mentioned = [r for r in (self._relative(p) for p in mentioned_files) if r]
         block = await build_context_block(
             self.store, self.embedder, self.graph, message, mentioned, token_budget,
@@ -436,6 +505,8 @@ class KnowledgeIndex:
             "chunks": chunks,
             "vectors": bool(self.store.vec_dim),
             "refreshing": self._task is not None and not self._task.done(),
+            "phase": self._phase,
+            "first_build": self.first_build,
             "root": str(self.project_root),
         }
 

@@ -10,6 +10,7 @@ report progress while the rest is still parsing.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import multiprocessing
 import os
@@ -21,13 +22,15 @@ from functools import cache
 from typing import Any, TypeVar
 
 from aistack_tui.knowledge.extract import extract
+from aistack_tui.knowledge.skip_rules import SKIPPED_LANGUAGE, skip_reason
 from aistack_tui.knowledge.store import ParsedFile, embed_text
 from aistack_tui.knowledge.types import FileExtraction
-from aistack_tui.knowledge.walker import never_indexed, resolved_inside
+from aistack_tui.knowledge.walker import WalkEntry, never_indexed, resolved_inside, walk
 
 BATCH = 48
 EMBED_BATCH = 256
 EMBED_POOL_THRESHOLD = 1000
+IN_FLIGHT_PER_WORKER = 3
 POOL_THRESHOLD = 200
 """Fewer changed files than this are parsed in a thread: a pool costs ~100 ms to start."""
 _BINARY_SNIFF = 8192
@@ -45,7 +48,9 @@ class ParseJob:
 
 @dataclass(frozen=True, slots=True)
 class ParseOutcome:
-    """`status` is `parsed` (new content), `same` (hash unchanged) or `skipped`."""
+    """`status` is `parsed` (new content), `same` (hash unchanged), `ignored` (generated
+    or minified: recorded without chunks, see `skip_rules`) or `skipped` (unreadable,
+    binary, or no longer inside the project: not recorded)."""
 
     status: str
     job: ParseJob
@@ -92,6 +97,11 @@ def parse_batch(root: str, jobs: Sequence[ParseJob], embed_dim: int) -> list[Par
         if digest == job.known_hash:
             out.append(ParseOutcome("same", job))
             continue
+        if skip_reason(data) is not None:
+            nothing = FileExtraction(SKIPPED_LANGUAGE, (), (), (), data.count(b"\n"))
+            parsed = ParsedFile(job.path, len(data), job.mtime_ns, digest, nothing)
+            out.append(ParseOutcome("ignored", job, parsed))
+            continue
         try:
             extraction = extract(data, job.language)
         except (ValueError, RecursionError):
@@ -102,10 +112,48 @@ def parse_batch(root: str, jobs: Sequence[ParseJob], embed_dim: int) -> list[Par
     return out
 
 
-def _pool(workers: int) -> Executor:
+WORKER_NICENESS = 5
+"""Indexing is background work: its workers yield the CPU to the session's own process
+(the turn being sent, the TUI drawing), which otherwise shares two cores with them."""
+
+
+def lower_priority() -> None:
+    """Pool initializer: run this worker at `WORKER_NICENESS` (best effort)."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(WORKER_NICENESS)
+
+
+def _warm(_: int) -> None:
+    """Nothing: submitted once per worker so the pool's processes exist."""
+
+
+def _new_pool(workers: int) -> Executor:
     # forkserver: the event loop's threads (aiosqlite, the TUI) make plain fork unsafe.
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
+    pool = ProcessPoolExecutor(
+        workers, mp_context=multiprocessing.get_context(method), initializer=lower_priority
+    )
+    # Starting the processes blocks until the fork server answers (100-200 ms while
+    # the server itself starts): done here, in a thread, not on the event loop.
+    list(pool.map(_warm, range(workers)))
+    return pool
+
+
+async def _pool(workers: int) -> Executor | None:
+    """A started pool, or None when processes cannot start here (callers use a thread)."""
+    task = asyncio.ensure_future(asyncio.to_thread(_new_pool, workers))
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        task.add_done_callback(_shut_down_late)  # the thread finishes starting it
+        raise
+    except (BrokenProcessPool, OSError):
+        return None
+
+
+def _shut_down_late(task: asyncio.Future[Executor]) -> None:
+    if not task.cancelled() and task.exception() is None:
+        task.result().shutdown(wait=False, cancel_futures=True)
 
 
 async def _map_batches(
@@ -117,22 +165,35 @@ async def _map_batches(
             yield await asyncio.to_thread(fn, *batch)
         return
     loop = asyncio.get_running_loop()
-    pool = _pool(min(workers, len(batches)))
+    pool = await _pool(min(workers, len(batches)))
+    if pool is None:
+        for batch in batches:
+            yield await asyncio.to_thread(fn, *batch)
+        return
     remaining = dict(enumerate(batches))
-    try:
-        futures = {
-            loop.run_in_executor(pool, fn, *batch): index for index, batch in remaining.items()
-        }
-        for future in futures:
+    queued = iter(list(remaining.items()))
+    futures: dict[asyncio.Future[R], int] = {}
+
+    def submit_next() -> None:
+        item = next(queued, None)
+        if item is not None:
+            future = loop.run_in_executor(pool, fn, *item[1])
             # After a failure the other futures fail too; nobody awaits them, so mark
             # their exceptions as seen instead of logging "never retrieved" for each.
             future.add_done_callback(_silence)
-        pending = set(futures)
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            futures[future] = item[0]
+
+    try:
+        # A few batches per worker in flight, not all: pickling every job up front would
+        # hold the GIL (and the event loop) for tens of milliseconds on a big tree.
+        for _ in range(IN_FLIGHT_PER_WORKER * workers):
+            submit_next()
+        while futures:
+            done, _ = await asyncio.wait(set(futures), return_when=asyncio.FIRST_COMPLETED)
             for future in done:
                 result = future.result()
-                del remaining[futures[future]]
+                del remaining[futures.pop(future)]
+                submit_next()
                 yield result
     except BrokenProcessPool:
         # A worker could not start or died (e.g. the main module cannot be re-imported):
@@ -141,6 +202,33 @@ async def _map_batches(
             yield await asyncio.to_thread(fn, *batch)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+def walk_rows(root: str) -> list[tuple[str, int, int, str]]:
+    """Worker entry point: the walk, as plain tuples (they unpickle several times faster
+    than dataclasses, and the unpickling holds the main process's GIL)."""
+    from pathlib import Path
+
+    return [(e.path, e.size, e.mtime_ns, e.language) for e in walk(Path(root))]
+
+
+async def walk_in_worker(root: str) -> list[WalkEntry] | None:
+    """Walk the tree in a worker process, or None when no process can start.
+
+    For a first build, whose walk of a 20,000-file tree is a second of Python: in a
+    thread it would take the GIL from the event loop half of that time, and the turn the
+    user just sent would go out late.
+    """
+    pool = await _pool(1)
+    if pool is None:
+        return None
+    try:
+        rows = await asyncio.wrap_future(pool.submit(walk_rows, root))
+    except BrokenProcessPool:
+        return None
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return [WalkEntry(*row) for row in rows]
 
 
 def _silence(future: asyncio.Future[Any]) -> None:
@@ -191,7 +279,13 @@ async def run_embeddings(
                 yield await asyncio.to_thread(embed_batch, dim, page[start : start + EMBED_BATCH])
         return
     loop = asyncio.get_running_loop()
-    pool = _pool(cores)
+    started = await _pool(cores)
+    if started is None:
+        async for page in pages:
+            for start in range(0, len(page), EMBED_BATCH):
+                yield await asyncio.to_thread(embed_batch, dim, page[start : start + EMBED_BATCH])
+        return
+    pool = started
     inflight: dict[asyncio.Future[list[tuple[int, bytes]]], list[tuple[int, str]]] = {}
     exhausted = False
     try:
