@@ -15,6 +15,7 @@ import asyncio
 import os
 import shutil
 import subprocess
+import sys
 import sysconfig
 import tempfile
 import time
@@ -22,6 +23,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from aistack_tui.knowledge import KnowledgeIndex
+
+sys.path.insert(0, str(Path(__file__).parent))
+from knowledge_tree import generate_tree, parse_floor
 
 QUERIES = [
     "parse an email address", "open a socket connection with timeout", "compress data with zlib",
@@ -199,11 +203,77 @@ async def bench_vectors_at_scale(
                  f"built in {matrices[True][1]:.1f} s", "same cost as a small repo"))  # fmt: skip
 
 
+async def _probe(index: KnowledgeIndex, delay: float) -> tuple[float, float]:
+    """A turn's knowledge work during the first build: (context_block ms, worst event
+    loop stall in ms over the build's first seconds)."""
+    stall = 0.0
+    deadline = time.perf_counter() + delay
+    while time.perf_counter() < deadline:
+        tick = time.perf_counter()
+        await asyncio.sleep(0.01)
+        stall = max(stall, (time.perf_counter() - tick - 0.01) * 1000)
+    started = time.perf_counter()
+    await index.context_block("where is the order cart price computed", [], 4000)
+    return (time.perf_counter() - started) * 1000, stall
+
+
+async def bench_repo_scale(
+    work: Path, home: Path, sources: int, rows: list[tuple[str, str, str]]
+) -> None:
+    """Issue 26 goal 3 on a generated repository: time to searchable against the floor
+    of tree-sitter alone parsing the same source files on the same cores, measured
+    before and after the index in the same run; then a one-file update."""
+    root = work / "repo"
+    counts = generate_tree(root, sources)
+    skipped = ", ".join(f"{n:,} {why}" for why, n in counts.skipped.items())
+    rows.append((f"repo {sources:,}: generated", f"{counts.sources:,} sources, "
+                 f"{counts.text} config, to skip: {skipped}", ""))  # fmt: skip
+    cores = os.cpu_count() or 1
+    floor_before, floor_cpu = parse_floor(root, counts.source_paths, cores)
+    index = await KnowledgeIndex.open(home, root)
+    try:
+        probe = asyncio.get_running_loop().create_task(_probe(index, 1.5))
+        cpu = time.process_time()
+        stats = await index.refresh()
+        cpu = time.process_time() - cpu
+        turn_ms, stall_ms = await probe
+        floor_after, _ = parse_floor(root, counts.source_paths, cores)
+        floor = (floor_before + floor_after) / 2
+        ready = stats.searchable_seconds
+        rows.append((f"repo {sources:,}: tree-sitter parse floor ({cores} processes)",
+                     f"{floor_before:.2f} s before, {floor_after:.2f} s after "
+                     f"({floor_cpu:.1f} CPU-s)", ""))  # fmt: skip
+        rows.append((f"repo {sources:,}: searchable ({stats.files_total:,} files indexed)",
+                     f"{ready:.2f} s = {ready / floor:.2f}× floor", "≤ 2× floor"))  # fmt: skip
+        rows.append((f"repo {sources:,}: + vectors", f"{stats.seconds:.2f} s "
+                     f"(main process {cpu:.1f} CPU-s)", ""))  # fmt: skip
+        rows.append((f"repo {sources:,}: context_block 1.5 s into the first build",
+                     f"{turn_ms:.0f} ms (event loop stalled ≤ {stall_ms:.0f} ms)",
+                     "a turn never waits"))  # fmt: skip
+        await index.wait_for_graph()
+        target = root / counts.source_paths[7][0]
+        target.write_text(target.read_text() + "\n// edited by the bench\n")
+        one = await index.refresh_paths([target])
+        rows.append((f"repo {sources:,}: one-file update (refresh_paths)",
+                     f"{one.seconds * 1000:.0f} ms", "< 200 ms"))  # fmt: skip
+        target.write_text(target.read_text() + "\n// edited again\n")
+        await index.wait_for_graph()
+        walked = await index.refresh()
+        rows.append((f"repo {sources:,}: one-file update (full walk, as the watcher)",
+                     f"{walked.seconds * 1000:.0f} ms", ""))  # fmt: skip
+    finally:
+        await index.close()
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tree", type=Path, help="tree to index (default: the stdlib)")
     parser.add_argument("--synthetic", type=int, default=20000, help="files in synthetic tree")
     parser.add_argument("--quick", action="store_true", help="2,000 synthetic files only")
+    parser.add_argument("--repo", type=int, default=10_000,
+                        help="source files in the generated repository (0: skip it)")
+    parser.add_argument("--repo-only", action="store_true",
+                        help="only the generated repository (issue 26's measure)")
     parser.add_argument("--scale-rows", type=int, default=1_000_000,
                         help="chunk vectors for the kernel-scale vector search row")
     parser.add_argument("--legacy-search", action="store_true",
@@ -220,18 +290,22 @@ async def main() -> None:
     print(f"load average at the start: {load} (other work on the machine slows every row)")
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
+        if args.repo:
+            await bench_repo_scale(work, work / "home", 1000 if args.quick else args.repo, rows)
         small = Path(__file__).resolve().parents[1] / "tests/knowledge/fixtures/bookshop"
         shutil.copytree(small, work / "small")
-        await bench_tree("small (bookshop)", work / "small", work / "home", rows)
-        if not args.quick:
+        if not args.repo_only:
+            await bench_tree("small (bookshop)", work / "small", work / "home", rows)
+        if not args.quick and not args.repo_only:
             source = args.tree or Path(sysconfig.get_paths()["stdlib"])
             shutil.copytree(source, work / "stdlib", ignore=shutil.ignore_patterns(
                 "site-packages", "__pycache__"), symlinks=True)  # fmt: skip
             blobs = await bench_tree("stdlib", work / "stdlib", work / "home", rows)
             await bench_vectors_at_scale(blobs, args.scale_rows, rows)
         count = 2000 if args.quick else args.synthetic
-        _generate(work / "synthetic", count)
-        await bench_tree(f"synthetic {count}", work / "synthetic", work / "home", rows)
+        if not args.repo_only:
+            _generate(work / "synthetic", count)
+            await bench_tree(f"synthetic {count}", work / "synthetic", work / "home", rows)
     width = max(len(r[0]) for r in rows)
     value_width = max(len(r[1]) for r in rows)
     print(f"{'measure':<{width}}  {'value':<{value_width}}  goal")
