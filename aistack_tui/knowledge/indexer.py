@@ -91,6 +91,8 @@ class KnowledgeIndex:
         searchable (see `context_block`)."""
         self._listeners: list[Callable[[str], None]] = []
         self._phase = ""
+        self._long = False
+        """A build big enough to be worth a status line (see `_phase_reporter`)."""
         self._turn_seen = asyncio.Event()
         self.read_allowed: Callable[[Path], bool] | None = None
         """Set by the session: whether its permission engine lets Read see a file."""
@@ -137,14 +139,19 @@ class KnowledgeIndex:
                 stats = await self._apply(
                     entries, removed, states, progress, phase, started=started
                 )
+            except BaseException:
+                phase("")
+                self._long = False
+                raise
             finally:
                 self.first_build = False
-                phase("")
             stats.searchable_seconds = time.perf_counter() - started
-        if await self.store.pending_count():
-            phase("embedding")
-        stats.chunks_embedded += await self._embed_pending(progress)
-        phase("")
+        try:
+            phase("embedding" if await self.store.pending_count() else "")
+            stats.chunks_embedded += await self._embed_pending(progress)
+        finally:
+            phase("")
+            self._long = False
         stats.seconds = time.perf_counter() - started
         self.last_stats = stats
         if self.store.vector_cache is not None and not self._closed:
@@ -167,9 +174,10 @@ class KnowledgeIndex:
         def report(phase: str) -> None:
             if on_phase is not None and phase:
                 on_phase(phase)
-            # The watcher scans every few seconds: a status line hears of a scan only when
-            # it is a first build (and so may take a while), and of nothing twice.
-            if phase == self._phase or (phase == "scanning" and not self.first_build):
+            # The watcher refreshes every few seconds and a one-file update takes tens of
+            # milliseconds: status lines hear only of builds that parse a pool's worth of
+            # files (`POOL_THRESHOLD`), and of nothing twice.
+            if phase == self._phase or (phase and not self._long):
                 return
             self._phase = phase
             for listener in self._listeners:
@@ -244,6 +252,7 @@ class KnowledgeIndex:
                 ParseJob(entry.path, entry.language, entry.size, entry.mtime_ns,
                          state.hash if state else "")
             )  # fmt: skip
+        self._long = len(jobs) >= POOL_THRESHOLD
         if on_phase and jobs:
             on_phase("parsing")
         if progress:
@@ -431,7 +440,6 @@ class KnowledgeIndex:
                     await self.rebuild_graph()  # a previous session's index is usable now
                 if defer_first_build and not self.chunk_count:
                     self.first_build = True
-                    self._phase_reporter(None)("queued")
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._turn_seen.wait(), FIRST_BUILD_IDLE_S)
                         await asyncio.sleep(FIRST_BUILD_AFTER_TURN_S)

@@ -601,6 +601,15 @@ class LiveSession:
         if self.extensions.mcp is not None:
             self.extensions.mcp.add_listener(listener)
 
+    def on_index_phase(self, listener: Callable[[str], None]) -> None:
+        """Call `listener` with what the code index is doing ("queued", "scanning",
+        "parsing", "embedding", "ranking"; "" when idle) now and at every change, so a
+        status line can say a first build is running while turns go on without it."""
+        knowledge = self.extensions.knowledge
+        if knowledge is not None:
+            knowledge.add_listener(listener)
+            listener(knowledge.phase)
+
     async def wait_for_mcp(self, timeout: float) -> None:
         """Wait (bounded) for MCP servers so their tools are in the first request."""
         await self.extensions.wait_for_mcp(

@@ -223,6 +223,7 @@ class AistackApp(App[int]):
         for problem in slash.register_custom_commands(self.commands, session):
             await self.notice(f"Slash command skipped: {problem}", "warning")
         session.on_mcp_status(self._mcp_changed)
+        session.on_index_phase(self.status.set_index)
         session.on_tool_output(self._tool_output)
         session.on_background_change(self.status.set_shells)
         session.mcp.use_elicitation(ScreenElicitation(self))

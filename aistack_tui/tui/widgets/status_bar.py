@@ -1,4 +1,5 @@
-"""The bottom status line: state, permission mode, context %, cost, model, tokens, MCP.
+"""The bottom status line: state, permission mode, context %, cost, model, tokens, MCP,
+and whether the code index is being built.
 
 It is a plain `Static` fed by reactive-free setters: the renderer calls `update_usage`
 after each model response and the app calls `set_mode` / `set_model`, so the line is
@@ -78,6 +79,8 @@ class StatusState:
     context_window: int = 0
     cost_usd: float | None = None
     mcp: str = ""
+    index: str = ""
+    """What the code index is doing ("parsing"...), "" when idle."""
     hint: str = ""
     shells: int = 0
     """Background shells running (`/bashes`)."""
@@ -121,6 +124,8 @@ def _fields(s: StatusState, styles: dict[str, str]) -> list[_Field]:
     if s.shells:
         fields.append(_Field([f"{s.shells} bg shell{'s' * (s.shells != 1)}", f"bg {s.shells}"],
                              "", 50))
+    if s.index:
+        fields.append(_Field([f"indexing ({s.index})", "indexing"], "dim", 25))
     return fields
 
 
@@ -233,6 +238,12 @@ class StatusBar(Static):
     def set_shells(self, running: int) -> None:
         self.state.shells = running
         self.refresh_line()
+
+    def set_index(self, phase: str) -> None:
+        """The code index's phase; a first build of a big project shows for a while."""
+        if phase != self.state.index:
+            self.state.index = phase
+            self.refresh_line()
 
     def set_context(self, context_tokens: int, context_window: int) -> None:
         """The context's fill after something other than a response changed it (a model
