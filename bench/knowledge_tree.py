@@ -303,14 +303,17 @@ def parse_only(root: str, batch: list[tuple[str, str]]) -> float:
 
 def parse_floor(root: Path, files: list[tuple[str, str]], workers: int) -> tuple[float, float]:
     """Wall and CPU seconds for tree-sitter alone to parse `files` on `workers` processes
-    (a fresh pool each time, as the indexer starts one: its start-up is part of both)."""
+    (a fresh pool each time, as the indexer starts one: its start-up is part of both; at
+    the indexer's worker niceness, so other load on the machine weighs on both alike)."""
     import multiprocessing
     import time
     from concurrent.futures import ProcessPoolExecutor
 
+    from aistack_tui.knowledge.pipeline import lower_priority
+
     batches = [files[i : i + 48] for i in range(0, len(files), 48)]
     started = time.perf_counter()
     context = multiprocessing.get_context("forkserver")
-    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=lower_priority) as pool:
         cpu = sum(pool.map(parse_only, [str(root)] * len(batches), batches))
     return time.perf_counter() - started, cpu
