@@ -22,6 +22,7 @@ import logging
 import posixpath
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from itertools import islice
 from pathlib import Path
 
 from aistack_tui.knowledge.injection import build_context_block
@@ -426,10 +427,12 @@ class KnowledgeIndex:
         """Refresh in the background (and then keep polling every `watch_interval` s).
 
         The first turn never waits for this: searches answer from what is indexed so far.
-        With `defer_first_build` (a session), building an empty index starts only once the
-        first turn's request is on its way (`FIRST_BUILD_AFTER_TURN_S` after its context
-        was assembled) or after `FIRST_BUILD_IDLE_S` without a turn: on two cores, the
-        walk and the pool's start-up alone would otherwise delay that request.
+        With `defer_first_build` (a session), building an empty index of a big project
+        (a pool's worth of files) starts only once the first turn's request is on its way
+        (`FIRST_BUILD_AFTER_TURN_S` after its context was assembled) or after
+        `FIRST_BUILD_IDLE_S` without a turn: on two cores, the walk and the pool's
+        start-up alone would otherwise delay that request. A small project is indexed at
+        once, in well under a second, so even its first turn gets code context.
         """
         if self._task is not None and not self._task.done():
             return self._task
@@ -438,7 +441,9 @@ class KnowledgeIndex:
             try:
                 if self.graph is None and self.chunk_count:
                     await self.rebuild_graph()  # a previous session's index is usable now
-                if defer_first_build and not self.chunk_count:
+                if defer_first_build and not self.chunk_count and not await asyncio.to_thread(
+                    self._small_tree
+                ):
                     self.first_build = True
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._turn_seen.wait(), FIRST_BUILD_IDLE_S)
@@ -453,6 +458,11 @@ class KnowledgeIndex:
 
         self._task = asyncio.get_running_loop().create_task(runner(), name="knowledge-refresh")
         return self._task
+
+    def _small_tree(self) -> bool:
+        """Whether the project has fewer indexable files than a pool is started for (the
+        walk stops as soon as it has found that many)."""
+        return next(islice(walk(self.project_root), POOL_THRESHOLD, None), None) is None
 
     # -- querying ---------------------------------------------------------------------
 
