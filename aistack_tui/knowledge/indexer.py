@@ -128,7 +128,9 @@ class KnowledgeIndex:
             phase = self._phase_reporter(on_phase)
             phase("scanning")
             try:
-                found = await walk_in_worker(str(self.project_root)) if self.first_build else None
+                # A worker process costs ~100 ms to start: worth it for a big first build only.
+                big = self.first_build and not await asyncio.to_thread(self._small_tree)
+                found = await walk_in_worker(str(self.project_root)) if big else None
                 # Disposable threads: a print-mode run that ends meanwhile must not wait.
                 entries = found if found is not None else await run_disposable(
                     lambda: list(walk(self.project_root)), "index-walk"
