@@ -61,6 +61,8 @@ SCAN_TTL_SECONDS = 10.0
 MAX_SCANNED_ENTRIES = 200_000
 """A walk that reaches this many entries stops, and commands are refused until the tree
 is smaller or the deny rules narrower: masks that might be missing are not masks."""
+WALK_NICENESS = 10
+"""The background walk's thread priority (nice value; only lowered, never raised)."""
 MAX_MASKS = 400
 """bwrap gets one mount per mask; past this the command is refused rather than slowed."""
 
@@ -235,6 +237,10 @@ class ExposurePolicy:
             self._pending = future
 
         def work() -> None:
+            # Below the session's own work: on a big tree the walk must not slow the first
+            # request (Linux lets a thread lower its own priority).
+            with contextlib.suppress(OSError, AttributeError):
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), WALK_NICENESS)
             try:
                 future.set_result(self._walk(time.monotonic()))
             except BaseException as error:  # handed to whoever waits for it
