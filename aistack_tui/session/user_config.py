@@ -27,6 +27,7 @@ EDITABLE: dict[str, str] = {
     "sandbox": "auto, bwrap or off",
     "sandboxNetwork": "open the network for every sandboxed command",
     "checkpoints": "snapshot files before the agent changes them (undo, rewind)",
+    "notifications": "auto, bell, osc or off: a turn ended or needs approval",
     "memory": "long-term memory",
     "knowledge": "the code index",
     "contextBudget": "share of the context window for memory and code knowledge",

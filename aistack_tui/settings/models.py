@@ -130,6 +130,8 @@ class Settings(BaseModel):
     sandbox: Literal["off", "auto", "bwrap"] = "auto"
     sandbox_network: bool = Field(False, alias="sandboxNetwork")
     checkpoints: bool = True
+    notifications: Literal["auto", "bell", "osc", "off"] = "auto"
+    """How the TUI tells you a turn ended or needs approval while you look elsewhere."""
     limits: LimitSettings = Field(default_factory=_defaults(LimitSettings))
     fallback_model: str | None = Field(None, alias="fallbackModel")
     router: RouterSettings = Field(default_factory=_defaults(RouterSettings))

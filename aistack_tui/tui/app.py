@@ -45,6 +45,7 @@ from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.bridge import TurnBridge
 from aistack_tui.tui.commands import all_commands
 from aistack_tui.tui.model_catalogue import ModelCatalogue
+from aistack_tui.tui.notify import app_notifier
 from aistack_tui.tui.renderer import EventRenderer, Level, history_entries
 from aistack_tui.tui.screens.elicitation import ScreenElicitation
 from aistack_tui.tui.screens.main import MainScreen
@@ -93,7 +94,10 @@ class AistackApp(App[int]):
         self.local_servers = local_servers
         self.session: LiveSession | None = None
         self._typing_guard = TypingGuard(clock)
-        self.approver = ScreenApprover(self, on_ask=self._on_ask, on_stop=self.interrupt)
+        self.notifier = app_notifier(self, config.loaded.settings.notifications,
+                                     config.project_root, clock)
+        self.approver = ScreenApprover(self, on_ask=self._on_ask, on_stop=self.interrupt,
+                                       on_answered=self.notifier.approval_answered)
         self.commands = all_commands()
         self.file_index = FileIndex(config.project_root)
         self.history = PromptHistory(config.home / HISTORY_FILE)
@@ -158,7 +162,8 @@ class AistackApp(App[int]):
         self.renderer = EventRenderer(
             self.conversation, self.status, self.main.query_one(TodoPanel)
         )
-        self.bridge = TurnBridge(self, self.renderer, self.require_session, self._turn_ended)
+        self.bridge = TurnBridge(self, self.renderer, self.require_session, self._turn_ended,
+                                 self.notifier)
         conversation = self.conversation
         conversation.mount(self.welcome, before=0 if conversation.children else None)
         self.status.set_mode(self.config.permission_mode)
@@ -208,6 +213,7 @@ class AistackApp(App[int]):
     async def _session_ready(self) -> None:
         session = self.require_session()
         self.status.set_busy("")
+        self.notifier.idle()
         self.status.set_model(session.model)
         if self._early_mode is not None and self._early_mode != session.mode:
             session.set_mode(self._early_mode)  # pressed while the session was opening
@@ -587,6 +593,7 @@ class AistackApp(App[int]):
 
     def _on_ask(self, request: ApprovalRequest) -> None:
         self.status.set_busy("waiting for approval")
+        self.notifier.approval_asked(request.display.summary or request.tool_name)
 
 
 def run_tui(config: RunConfig, initial_prompt: str | None) -> int:

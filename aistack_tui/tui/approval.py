@@ -31,10 +31,12 @@ class ScreenApprover:
         app: App[Any],
         on_ask: Callable[[ApprovalRequest], None] | None = None,
         on_stop: Callable[[], None] | None = None,
+        on_answered: Callable[[], None] | None = None,
     ) -> None:
         self.app = app
         self.on_ask = on_ask
         self.on_stop = on_stop
+        self.on_answered = on_answered
         self._lock = asyncio.Lock()
         self.pending = 0
 
@@ -65,6 +67,8 @@ class ScreenApprover:
             if screen.is_attached and self.app.screen is screen:
                 screen.dismiss(None)
             raise
+        if self.on_answered is not None:
+            self.on_answered()
         if result.stop_turn and self.on_stop is not None:
             # Soon, not now: the denial must reach the runtime before the interrupt does.
             loop.call_soon(self.on_stop)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import Protocol
 
 from textual.dom import DOMNode
 from textual.worker import Worker, WorkerState
@@ -26,6 +27,13 @@ Prompt = str | list[lt.ContentBlock]
 INTERRUPT_GRACE_S = 3.0
 
 
+class RunWatcher(Protocol):
+    """Told when a run starts and ends, however it ends (the terminal title, alerts)."""
+
+    def turn_started(self) -> None: ...
+    def turn_finished(self, reason: str) -> None: ...
+
+
 class TurnBridge:
     """Runs agent turns for the app, one at a time."""
 
@@ -35,11 +43,13 @@ class TurnBridge:
         renderer: EventRenderer,
         session: Callable[[], LiveSession],
         on_turn_end: Callable[[ev.TurnEnded], Awaitable[None]] | None = None,
+        watcher: RunWatcher | None = None,
     ) -> None:
         self.host = host
         self.renderer = renderer
         self._session = session
         self.on_turn_end = on_turn_end
+        self.watcher = watcher
         self.worker: Worker[None] | None = None
         self._leftover: list[str] = []
         self.events_seen = 0
@@ -60,6 +70,8 @@ class TurnBridge:
     async def _pump(self, prompt: Prompt) -> None:
         session = self._session()
         ended: ev.TurnEnded | None = None
+        if self.watcher is not None:
+            self.watcher.turn_started()
         try:
             events = session.run(prompt)
             # Closing the generator on Esc runs the runtime's `finally` (it persists).
@@ -76,10 +88,14 @@ class TurnBridge:
                         ended = event
         except asyncio.CancelledError:
             await self.renderer.end_run("interrupted")
+            if self.watcher is not None:
+                self.watcher.turn_finished("interrupted")
             raise
         except Exception as e:  # a bug below must not take the whole TUI down
             await self.renderer.notice(f"The turn failed: {type(e).__name__}: {e}", "error")
             await self.renderer.end_run("error")
+        if self.watcher is not None:
+            self.watcher.turn_finished(ended.reason if ended is not None else "error")
         # Steering typed after the agent's last check would otherwise wait in its queue.
         leftover = session.take_queued()
         interrupted = ended is None or ended.reason in ("interrupted", "error")
