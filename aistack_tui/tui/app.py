@@ -15,6 +15,7 @@ import gc
 import os
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -25,6 +26,7 @@ from textual.worker import Worker, WorkerState
 
 from aistack_tui.agent.ports import ApprovalRequest
 from aistack_tui.bootstrap import open_session
+from aistack_tui.llm import types as lt
 from aistack_tui.permissions.types import PermissionMode
 from aistack_tui.session.config import (
     NoProviderError,
@@ -44,6 +46,7 @@ from aistack_tui.tui import slash
 from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.bridge import TurnBridge
 from aistack_tui.tui.commands import all_commands
+from aistack_tui.tui.mcp_status import McpWatch
 from aistack_tui.tui.model_catalogue import ModelCatalogue
 from aistack_tui.tui.notify import app_notifier
 from aistack_tui.tui.renderer import EventRenderer, Level, history_entries
@@ -119,7 +122,7 @@ class AistackApp(App[int]):
         self.welcome = WelcomeHeader(config.project_root)
         self._command: Worker[None] | None = None
         self.catalogue = ModelCatalogue()
-        self._mcp_seen: dict[str, str] = {}
+        self._mcp = McpWatch()
         if config.trust_prompt is None:
             config.trust_prompt = self.ask_trust
 
@@ -264,30 +267,11 @@ class AistackApp(App[int]):
         session = self.session
         if session is None or not self.is_running:
             return
-        statuses = [s for s in session.mcp_statuses() if s.status != "disabled"]
-        connected = sum(s.status == "connected" for s in statuses)
-        failed = sum(s.status == "failed" for s in statuses)
-        text = f"{connected}/{len(statuses)}"
-        if failed:
-            text += f" ✗{failed}"
-        if any(s.installing for s in statuses):
-            text += " installing…"
-        elif any(s.status == "connecting" for s in statuses):
-            text += " …"
-        self.status.set_mcp(text)
+        self.status.set_mcp(self._mcp.summary(session.mcp_statuses()))
         if status.status == "connected":
             slash.register_mcp_prompts(self.commands, session)
-        previous = self._mcp_seen.get(status.name)
-        self._mcp_seen[status.name] = "installing" if status.installing else status.status
-        if status.installing and previous != "installing":
-            self.call_later(self.notice, f"MCP server {status.name}: {status.label}")
-        if status.status == "failed" and previous != "failed":
-            reason = f": {status.error}" if status.error else ""
-            self.call_later(
-                self.notice,
-                f"MCP server {status.name} failed{reason} (/mcp reconnect {status.name})",
-                "warning",
-            )
+        for text, level in self._mcp.notices(status):
+            self.call_later(self.notice, text, level)
 
     def require_session(self) -> LiveSession:
         if self.session is None:
@@ -389,8 +373,9 @@ class AistackApp(App[int]):
 
     # --- input --------------------------------------------------------------------------
 
-    async def handle_input(self, text: str) -> None:
-        """What the user submitted: a /command, a !shell command, steering or a prompt."""
+    async def handle_input(self, text: str, images: Sequence[lt.ImageBlock] = ()) -> None:
+        """What the user submitted: a /command, a !shell command, steering or a prompt
+        (with the images of its chips, sent only with a prompt that starts a turn)."""
         parsed = slash.parse(text.strip())
         if parsed is not None:
             await self.run_command(*parsed)
@@ -398,6 +383,9 @@ class AistackApp(App[int]):
         if text.startswith("!") and text[1:].strip():
             self.run_shell(text[1:].strip())
             return
+        if images and (self.session is None or self.command_running or self.busy):
+            await self.notice("The image was not sent: images go with a prompt that starts a "
+                              "turn; paste it again when the agent is done.", "warning")
         if self.session is None:
             self._pending_prompts.append(text)
             await self.notice("Starting… the prompt is sent as soon as the session is ready.")
@@ -410,7 +398,7 @@ class AistackApp(App[int]):
             self.bridge.steer(text)
             await self.renderer.show_queued(text)
             return
-        await self.send_prompt(text)
+        await self.send_prompt(text, images)
 
     async def run_command(self, name: str, args: str) -> None:
         command = self.commands.get(name)
@@ -444,12 +432,11 @@ class AistackApp(App[int]):
             prompts, self._pending_prompts = self._pending_prompts, []
             self.call_later(self.send_prompt, "\n\n".join(prompts))
 
-
-    async def send_prompt(self, text: str) -> None:
-        """Start a run with `text`, its @file attachments and pending shell output."""
+    async def send_prompt(self, text: str, images: Sequence[lt.ImageBlock] = ()) -> None:
+        """Start a run with `text`, its @file attachments, images and pending shell output."""
         if self.bridge is None:
             return
-        blocks = prompt_blocks(text, self.config.project_root)
+        blocks = [*prompt_blocks(text, self.config.project_root), *images]
         if self.session is not None:  # @server:uri mentions of MCP resources
             blocks = await self.session.mcp.attach_resources(blocks)
         self.file_index.invalidate()

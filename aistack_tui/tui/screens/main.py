@@ -29,7 +29,11 @@ from aistack_tui.tui.widgets.status_bar import StatusBar
 from aistack_tui.tui.widgets.todo_panel import TodoPanel
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from aistack_tui.llm.types import ImageBlock
     from aistack_tui.session.mentions import FileIndex
+    from aistack_tui.tui.renderer import Level
     from aistack_tui.tui.slash import SlashRegistry
 
 
@@ -43,7 +47,8 @@ class PromptOwner(Protocol):
     @property
     def file_index(self) -> FileIndex: ...
 
-    async def handle_input(self, text: str) -> None: ...
+    async def handle_input(self, text: str, images: Sequence[ImageBlock] = ()) -> None: ...
+    async def notice(self, text: str, level: Level = "info") -> None: ...
     def interrupt(self) -> None: ...
 
 
@@ -112,7 +117,11 @@ class MainScreen(Screen[None]):
         event.stop()
         self._hide_completions()
         self.query_one(Conversation).follow()  # whatever it shows, the user wants to see it
-        await self.aistack.handle_input(event.text)
+        await self.aistack.handle_input(event.text, event.images)
+
+    async def on_prompt_input_problem(self, event: PromptInput.Problem) -> None:
+        event.stop()
+        await self.aistack.notice(event.text, "warning")
 
     def action_interrupt(self) -> None:
         if self._completion_kind:

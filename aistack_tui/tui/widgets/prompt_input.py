@@ -7,6 +7,9 @@ edited. A large paste collapses into a chip
 (`[Pasted text #1 +42 lines]`) whose full text is restored on send; the chip is one
 piece: a deletion that touches it (Backspace right after it) takes the whole chip, and
 typing inside it types after it, so no chip is ever half a label with its text gone.
+A pasted path to an image file, or Ctrl+V with an image on the clipboard, becomes an image
+chip (`[Image #1 shot.png]`) whose image is sent with the prompt (`tui/images.py`); Ctrl+G
+edits the prompt in `$VISUAL`/`$EDITOR` (`tui/external_editor.py`).
 A draft cleared with Ctrl+C stays recallable with Up for the session. Completion of
 `/commands` and `@paths` is driven by the screen, which owns the suggestion list; this
 widget only reports what is being typed and accepts a chosen value.
@@ -24,7 +27,10 @@ from textual.message import Message
 from textual.widgets import TextArea
 from textual.widgets.text_area import EditResult, Location
 
+from aistack_tui.llm.types import ImageBlock
 from aistack_tui.session.history import append_history, read_history
+from aistack_tui.tui.external_editor import EditorError, edit_text
+from aistack_tui.tui.images import NoImage, PastedImage, clipboard_image, image_path, read_image
 
 PASTE_CHIP_LINES = 12
 PASTE_CHIP_CHARS = 1200
@@ -59,6 +65,8 @@ def normalize_newlines(text: str) -> str:
 class PasteChip:
     label: str
     text: str
+    image: ImageBlock | None = None
+    """An image chip's image; its text is its label (the model reads where it was)."""
 
 
 class PromptInput(TextArea):
@@ -66,9 +74,19 @@ class PromptInput(TextArea):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("shift+enter,ctrl+j", "newline", "New line", show=False),
+        Binding("ctrl+g", "open_editor", "Edit in $EDITOR", show=False),
+        Binding("ctrl+v", "paste_image", "Paste an image", show=False),
     ]
 
     class Submitted(Message):
+        def __init__(self, text: str, images: tuple[ImageBlock, ...] = ()) -> None:
+            super().__init__()
+            self.text = text
+            self.images = images
+
+    class Problem(Message):
+        """Something the user asked for could not be done (no editor, no image)."""
+
         def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
@@ -196,6 +214,13 @@ class PromptInput(TextArea):
         if self.read_only:
             return
         text = normalize_newlines(text)
+        path = image_path(text)
+        if path is not None:
+            try:
+                self.add_image(read_image(path))
+            except NoImage as e:
+                self.post_message(self.Problem(str(e)))
+            return
         lines = len(text.splitlines())
         if lines >= PASTE_CHIP_LINES or len(text) >= PASTE_CHIP_CHARS:
             label = f"[Pasted text #{len(self.chips) + 1} +{lines} lines]"
@@ -204,6 +229,43 @@ class PromptInput(TextArea):
         result = self._replace_via_keyboard(text, *self.selection)
         if result is not None:
             self.move_cursor(result.end_location)
+
+    def add_image(self, image: PastedImage) -> None:
+        """Insert an image chip at the cursor."""
+        number = sum(chip.image is not None for chip in self.chips) + 1
+        label = f"[Image #{number} {image.name}]"
+        self.chips.append(PasteChip(label, label, image.block))
+        result = self._replace_via_keyboard(label, *self.selection)
+        if result is not None:
+            self.move_cursor(result.end_location)
+
+    async def action_paste_image(self) -> None:
+        """Ctrl+V: the clipboard's image if it holds one, else the app's copied text
+        (what TextArea's Ctrl+V pastes; a terminal's own paste arrives as a Paste)."""
+        if self.read_only:
+            return
+        try:
+            self.add_image(await clipboard_image())
+        except NoImage as e:
+            if self.app.clipboard:
+                self.paste(self.app.clipboard)
+            else:
+                self.post_message(self.Problem(str(e)))
+
+    def action_open_editor(self) -> None:
+        try:
+            edited = edit_text(self.app, self.text)
+        except EditorError as e:
+            self.post_message(self.Problem(str(e)))
+            return
+        self.load_text(edited)
+        self.move_cursor(self.document.end)
+        self.focus()
+
+    def images(self) -> tuple[ImageBlock, ...]:
+        """The images of the chips still in the prompt."""
+        text = self.text
+        return tuple(c.image for c in self.chips if c.image is not None and c.label in text)
 
     def expanded_text(self) -> str:
         text = self.text
@@ -248,12 +310,13 @@ class PromptInput(TextArea):
         text = self.expanded_text()
         if not text.strip():
             return
+        images = self.images()
         self.prompt_history.add(raw if not self.chips else text)
         self._history_pos = None
         self._draft = ""
         self.chips = []
         self.load_text("")
-        self.post_message(self.Submitted(text))
+        self.post_message(self.Submitted(text, images))
 
     def text_before_cursor(self) -> str:
         row, col = self.cursor_location
