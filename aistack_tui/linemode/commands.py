@@ -17,6 +17,7 @@ from rich.text import Text
 
 from aistack_tui.linemode.render import LineRenderer
 from aistack_tui.permissions.types import PERMISSION_MODES
+from aistack_tui.session.config import MODE_NAMES, bypass_on_command_line
 from aistack_tui.session.reports import cost_lines, restore_lines, turn_listing
 
 if TYPE_CHECKING:
@@ -145,7 +146,20 @@ async def _model(host: CommandHost, args: str) -> None:
 async def _mode(host: CommandHost, args: str) -> None:
     session = host.session
     if args:
-        session.set_mode(args)
+        mode = MODE_NAMES.get(args.strip().lower(), args.strip())
+        if mode == "bypassPermissions" and session.mode != mode and not (
+            bypass_on_command_line(session.config)
+        ):
+            # As in the TUI: never one stray command away (issue 22 item 2).
+            _lines(host, [
+                "bypassPermissions runs every tool call without asking you: edits anywhere "
+                "in the project, any command, MCP tools. Only deny rules, protected paths "
+                "and commands flagged as dangerous still ask. Switch only in a sandbox or "
+                "a throwaway checkout."])
+            if not await host.confirm("switch to bypassPermissions? [y/n] "):
+                host.renderer.notice(f"Stayed in {session.mode} mode.")
+                return
+        session.set_mode(mode)
         host.renderer.notice(f"Permission mode: {session.mode}")
         return
     lines = [f"Permission mode: {session.mode}"]

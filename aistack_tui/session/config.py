@@ -203,6 +203,18 @@ def bypass_on_command_line(config: RunConfig) -> bool:
     return False
 
 
+MODE_NAMES: dict[str, PermissionMode] = {
+    "default": "default",
+    "acceptedits": "acceptEdits",
+    "accept": "acceptEdits",
+    "edits": "acceptEdits",
+    "plan": "plan",
+    "bypasspermissions": "bypassPermissions",
+    "bypass": "bypassPermissions",
+}
+"""What `/mode` accepts in the TUI and the line mode (case does not matter)."""
+
+
 def next_permission_mode(mode: str, *, bypass_offered: bool) -> PermissionMode:
     """The mode Shift+Tab switches to from `mode` (from a mode not in the cycle, such as
     bypassPermissions entered with `/mode`: back to default)."""

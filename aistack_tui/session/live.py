@@ -810,6 +810,20 @@ class LiveSession:
     async def list_sessions(self) -> list[SessionInfo]:
         return await self.store.list(self.config.project_root)
 
+    async def first_prompts(self, session_ids: Sequence[str]) -> dict[str, str]:
+        """What the user typed first in each session: the session picker shows it, as a
+        title may be the title model's summary rather than the user's words."""
+        from aistack_tui.llm.notes import typed_text
+
+        found: dict[str, str] = {}
+        for session_id in session_ids:
+            for message in await self.store.messages(session_id):
+                text = typed_text(message).strip() if message.role == "user" else ""
+                if text:
+                    found[session_id] = text
+                    break
+        return found
+
     async def stored_title(self) -> str | None:
         info = await self.store.get(self.session_id)
         return info.title if info is not None else self.info.title

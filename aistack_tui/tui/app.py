@@ -54,6 +54,7 @@ from aistack_tui.tui.screens.elicitation import ScreenElicitation
 from aistack_tui.tui.screens.main import MainScreen
 from aistack_tui.tui.screens.model_picker import ModelPickerScreen
 from aistack_tui.tui.screens.question import TrustScreen, ask
+from aistack_tui.tui.screens.rewind import pick_rewind
 from aistack_tui.tui.screens.sessions import SessionPickerScreen
 from aistack_tui.tui.screens.setup import LOCAL_SERVERS, SetupChoice, SetupScreen
 from aistack_tui.tui.typeahead import KeysBeforeFirstFrame
@@ -67,6 +68,7 @@ from aistack_tui.tui.widgets.welcome import WelcomeHeader
 
 QUIT_WINDOW_S = 2.0
 SHELL_TIMEOUT_S = 120.0
+PICKER_PROMPTS = 30  # the picker reads each of these sessions' messages for its first prompt
 HANG_UP_GRACE_S = 1.0
 """How long a closed terminal waits for the turn to stop by itself."""
 
@@ -342,10 +344,16 @@ class AistackApp(App[int]):
     async def _pick_session(self) -> None:
         session = self.require_session()
         sessions = await session.list_sessions()
-        chosen = await self.push_screen_wait(SessionPickerScreen(sessions, session.session_id))
+        prompts = await session.first_prompts([s.id for s in sessions[:PICKER_PROMPTS]])
+        chosen = await self.push_screen_wait(
+            SessionPickerScreen(sessions, session.session_id, prompts))
         if chosen:
             await self.resume_session(chosen)
         self.prompt.focus()
+
+    def open_rewind_list(self) -> None:
+        """Esc Esc: the turns to rewind to, then `/rewind N` for the one chosen."""
+        self.run_worker(pick_rewind(self), group="picker")
 
     def open_model_picker(self) -> None:
         self._pick_model()

@@ -14,21 +14,12 @@ from __future__ import annotations
 from rich.text import Text
 
 from aistack_tui.permissions.types import PermissionMode
+from aistack_tui.session.config import MODE_NAMES
 from aistack_tui.tui.screens.question import QuestionScreen, ask
 from aistack_tui.tui.slash import CommandHost, SlashRegistry
 
 BYPASS: PermissionMode = "bypassPermissions"
 
-MODE_NAMES: dict[str, PermissionMode] = {
-    "default": "default",
-    "acceptedits": "acceptEdits",
-    "accept": "acceptEdits",
-    "edits": "acceptEdits",
-    "plan": "plan",
-    "bypasspermissions": BYPASS,
-    "bypass": BYPASS,
-}
-"""What `/mode` accepts (case does not matter)."""
 
 MODE_HELP: dict[PermissionMode, str] = {
     "default": "reads run; edits, commands and the rest ask",

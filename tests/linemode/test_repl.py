@@ -286,3 +286,27 @@ async def test_shift_tab_reaches_bypass_only_when_the_command_line_asked(
     assert await run(SHIFT_TAB * 3 + "/mode\r/quit\r", **options) == 0
     assert f"  * {expected}" in run.text
     assert "  * bypassPermissions" not in run.text
+
+
+async def test_mode_bypass_asks_first_and_no_stays(run: Run, fake_llm: FakeLLMServer) -> None:
+    # Issue 22 items 2 and 15: `/mode bypass` asks, as the TUI's does.
+    assert await run("/mode bypass\rn\r/mode\r/quit\r") == 0
+    assert "bypassPermissions runs every tool call without asking you" in run.text
+    assert "· Stayed in default mode." in run.text
+    assert "  * default" in run.text and "  * bypassPermissions" not in run.text
+
+
+async def test_mode_bypass_switches_after_yes(run: Run, fake_llm: FakeLLMServer) -> None:
+    assert await run("/mode bypass\ry\r/mode\r/quit\r") == 0
+    assert "· Permission mode: bypassPermissions" in run.text
+    assert "  * bypassPermissions" in run.text
+
+
+async def test_mode_bypass_asks_nothing_when_the_command_line_started_in_it(
+    run: Run, fake_llm: FakeLLMServer
+) -> None:
+    assert await run("/mode plan\r/mode bypass\r/quit\r",
+                     permission_mode="bypassPermissions") == 0
+    assert "without asking you" not in run.text  # no question
+    assert "· Permission mode: plan" in run.text
+    assert "· Permission mode: bypassPermissions" in run.text

@@ -10,6 +10,7 @@ Home/End) for itself: the pages always scroll, Home/End only while the prompt is
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, ClassVar, Protocol, cast
 
 from rich.text import Text
@@ -36,6 +37,9 @@ if TYPE_CHECKING:
     from aistack_tui.tui.renderer import Level
     from aistack_tui.tui.slash import SlashRegistry
 
+ESC_ESC_S = 0.8
+"""Two Esc presses this close are one gesture: open the rewind list."""
+
 
 class PromptOwner(Protocol):
     """What this screen asks of the app: where input goes, and what completes it.
@@ -50,6 +54,9 @@ class PromptOwner(Protocol):
     async def handle_input(self, text: str, images: Sequence[ImageBlock] = ()) -> None: ...
     async def notice(self, text: str, level: Level = "info") -> None: ...
     def interrupt(self) -> None: ...
+    def open_rewind_list(self) -> None: ...
+    @property
+    def busy(self) -> bool: ...
 
 
 class MainScreen(Screen[None]):
@@ -68,6 +75,7 @@ class MainScreen(Screen[None]):
         self.window = window
         self._completion_kind = ""  # "command" | "path"
         self._completion_token = ""
+        self._last_escape = 0.0
 
     @property
     def aistack(self) -> PromptOwner:
@@ -124,10 +132,20 @@ class MainScreen(Screen[None]):
         await self.aistack.notice(event.text, "warning")
 
     def action_interrupt(self) -> None:
+        """Esc: close the completion list; else stop the agent; on an idle, empty
+        prompt, a second Esc within `ESC_ESC_S` opens the rewind list."""
         if self._completion_kind:
             self._hide_completions()
             return
-        self.aistack.interrupt()
+        owner = self.aistack
+        if not owner.busy and not self.query_one(PromptInput).text:
+            now = time.monotonic()
+            if now - self._last_escape <= ESC_ESC_S:
+                self._last_escape = 0.0
+                owner.open_rewind_list()
+                return
+            self._last_escape = now
+        owner.interrupt()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("scroll_home", "scroll_end"):
