@@ -152,6 +152,22 @@ class PermissionEngine:
         append_allow_rule(self.local_settings_path, rule)
         self.grant_session(rule)
 
+    def add_rule(self, behavior: Behavior, text: str, source: str) -> Rule:
+        """A rule added while the session runs (`/permissions add`): in force at once and
+        listed under the layer of `source` (a new layer if none has that source)."""
+        rule = parse_rule(text, source)
+        layer = next((layer for layer in self.layers if layer.source == source), None)
+        if layer is None:
+            layer = RuleLayer(source)
+            self.layers.append(layer)
+        getattr(layer, behavior).append(rule.text)
+        {"deny": self._deny, "ask": self._ask, "allow": self._allow}[behavior].append(rule)
+        self._compile(rule)
+        self._allow_all = [*self._allow, *self._grants.rules]
+        self._index.clear()
+        self._deny_dirs_cache.clear()
+        return rule
+
     # --- what the sandbox enforces -------------------------------------------------------
 
     def hidden_from_commands(self, path: Path, tier: ExecTier) -> bool:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from aistack_tui.json_values import as_list, as_object
 from aistack_tui.permissions.rules import Rule, RuleError, parse_rule
+from aistack_tui.permissions.types import Behavior
 
 SESSION_SOURCE = "session grant"
 
@@ -45,7 +46,12 @@ class SessionGrants:
 
 
 def append_allow_rule(path: Path, rule_text: str) -> bool:
-    """Append `rule_text` to `permissions.allow` in the JSON file at `path`.
+    """Append `rule_text` to `permissions.allow` in the JSON file at `path`."""
+    return append_rule(path, rule_text, "allow")
+
+
+def append_rule(path: Path, rule_text: str, behavior: Behavior) -> bool:
+    """Append `rule_text` to `permissions.<behavior>` in the JSON file at `path`.
 
     Creates the file (and `.aistack/`) if missing; returns False when the rule was
     already there. Raises RuleError if the rule is malformed or the file can't be used.
@@ -64,9 +70,9 @@ def append_allow_rule(path: Path, rule_text: str) -> bool:
     perms = as_object(data.setdefault("permissions", {}))
     if perms is None:
         raise RuleError(str(path), rule_text, "'permissions' is not an object")
-    allow = as_list(perms.setdefault("allow", []))
+    allow = as_list(perms.setdefault(behavior, []))
     if allow is None:
-        raise RuleError(str(path), rule_text, "'permissions.allow' is not a list")
+        raise RuleError(str(path), rule_text, f"'permissions.{behavior}' is not a list")
     if rule_text in allow:
         return False
     allow.append(rule_text)

@@ -19,7 +19,7 @@ import os
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from aistack_tui.settings.layers import ConfigError
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from aistack_tui.mcp.manager import ServerStatus
     from aistack_tui.memory.manager import MemoryManager
     from aistack_tui.permissions.engine import PermissionEngine
-    from aistack_tui.permissions.types import PermissionDenial, PermissionMode
+    from aistack_tui.permissions.types import Behavior, PermissionDenial, PermissionMode
     from aistack_tui.session.config import RunConfig
     from aistack_tui.session.mcp_view import McpView
     from aistack_tui.session.providers import ModelRouter
@@ -61,6 +61,12 @@ class UserCommand:
     command: str
     output: str
     exit_code: int
+
+
+RuleTarget: TypeAlias = Literal["session", "local", "project", "user"]
+"""Where `/permissions add` puts a rule."""
+SESSION_RULES = "this session"
+"""The source of ask and deny rules added for the session only."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -408,7 +414,8 @@ class LiveSession:
         config = self.config
         views: list[RuleView] = []
         for layer in self.engine.layers:
-            scope = layer_scope(layer.source, config.home, config.project_root, config.env)
+            scope = "session rules" if layer.source == SESSION_RULES else layer_scope(
+                layer.source, config.home, config.project_root, config.env)
             for behavior in ("deny", "ask", "allow"):
                 for rule in getattr(layer, behavior):
                     views.append(RuleView(behavior, rule, layer.source, scope))
@@ -419,6 +426,37 @@ class LiveSession:
 
     def session_grants(self) -> list[str]:
         return self.engine.session_grants()
+
+    def add_permission_rule(self, behavior: Behavior, rule: str, layer: RuleTarget) -> str:
+        """Add a rule (`/permissions add`) to `layer`, in force at once; returns where it
+        went. A file layer's file is read and written back whole (other keys kept, as
+        "yes and save" does); `session` lasts until the session ends. Raises ConfigError
+        for a rule the settings loader would refuse, or a file that cannot be updated."""
+        from aistack_tui.permissions.grants import append_rule
+        from aistack_tui.permissions.rules import RuleError, parse_rule
+        from aistack_tui.settings.layers import (
+            local_settings_path,
+            project_settings_path,
+            user_settings_path,
+        )
+
+        root, home = self.config.project_root, self.config.home
+        paths = {"local": local_settings_path(root), "project": project_settings_path(root),
+                 "user": user_settings_path(home)}
+        try:
+            if layer == "session":
+                parse_rule(rule, SESSION_RULES)
+                if behavior == "allow":
+                    self.engine.grant_session(rule.strip())
+                else:
+                    self.engine.add_rule(behavior, rule.strip(), SESSION_RULES)
+                return "this session"
+            path = paths[layer]
+            append_rule(path, rule.strip(), behavior)
+            self.engine.add_rule(behavior, rule.strip(), str(path))
+        except RuleError as e:
+            raise ConfigError(str(e)) from e
+        return str(path)
 
     def revoke_grant(self, rule: str) -> bool:
         """Forget a "don't ask again this session" rule; False if there was none."""

@@ -1,5 +1,6 @@
 """What `/permissions` shows: the live mode, every rule under the layer it came from, and
-the session's grants, numbered so `/permissions revoke N` can take one back.
+the session's grants, numbered so `/permissions revoke N` can take one back; and
+`/permissions add`, which adds a rule to a layer (the dialog, or the whole rule typed).
 
 Rules are read from the session each time (`LiveSession.permission_rules`), so the list is
 what the engine enforces right now, not what the files say today.
@@ -8,10 +9,19 @@ what the engine enforces right now, not what the files say today.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
+
+from aistack_tui.permissions.types import Behavior
+from aistack_tui.session.live import RuleTarget
+from aistack_tui.settings.layers import ConfigError
 
 if TYPE_CHECKING:
     from aistack_tui.session.live import LiveSession, RuleView
+
+BEHAVIORS = ("allow", "ask", "deny")
+TARGETS = ("session", "local", "project", "user")
+ADD_USAGE = ("Usage: /permissions add (a dialog), or /permissions add allow|ask|deny "
+             "session|local|project|user RULE")
 
 SCOPE_ORDER = (
     "user (Claude Code)", "user", "project (Claude Code)", "project",
@@ -71,3 +81,23 @@ def revoke(session: LiveSession, which: str) -> tuple[str, bool]:
     if not session.revoke_grant(rule):
         return f"There is no session grant {rule} (see /permissions).", False
     return f"Revoked {rule}: the next matching call asks again.", True
+
+
+def add_rule(session: LiveSession, args: str) -> tuple[str, bool]:
+    """`/permissions add BEHAVIOR LAYER RULE` (the rule last: it may hold spaces); the
+    message to show, and whether the rule was added."""
+    behavior, _, rest = args.strip().partition(" ")
+    layer, _, rule = rest.strip().partition(" ")
+    if behavior not in BEHAVIORS or layer not in TARGETS or not rule.strip():
+        return ADD_USAGE, False
+    try:
+        where = session.add_permission_rule(
+            cast("Behavior", behavior), rule, cast("RuleTarget", layer))
+    except ConfigError as e:
+        return f"Not added: {e}", False
+    return added_message(session, cast("Behavior", behavior), rule, where), True
+
+
+def added_message(session: LiveSession, behavior: Behavior, rule: str, where: str) -> str:
+    return (f"Added {behavior} {rule.strip()} to {_where(where, session.project_root)}; "
+            "in force now.")

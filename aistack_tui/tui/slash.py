@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from textual.app import App
 
-from aistack_tui.tui.permissions_view import permissions_listing, revoke
+from aistack_tui.tui.permissions_view import add_rule, added_message, permissions_listing, revoke
+from aistack_tui.tui.screens.rule_editor import RuleEditorScreen
 
 if TYPE_CHECKING:
     from aistack_tui.permissions.types import PermissionMode
@@ -213,16 +214,29 @@ async def _cost(app: CommandHost, args: str) -> None:
 
 
 @command("permissions", "The mode, every rule by layer, the session grants; "
-         "`revoke N` takes a grant back", "[revoke N|RULE]", while_busy=True)
+         "`revoke N` takes a grant back, `add` adds a rule", "[revoke N|add]",
+         while_busy=True)
 async def _permissions(app: CommandHost, args: str) -> None:
     session = app.require_session()
     verb, _, which = args.partition(" ")
     if verb == "revoke" and which.strip():
         message, ok = revoke(session, which.strip())
         await app.notice(message, "info" if ok else "warning")
+    elif verb == "add" and which.strip():
+        message, ok = add_rule(session, which)
+        await app.notice(message, "info" if ok else "warning")
+    elif verb == "add":
+        def added(message: str | None) -> None:
+            if message:
+                app.textual_app.call_later(app.notice, message)
+
+        app.textual_app.push_screen(RuleEditorScreen(
+            session.add_permission_rule,
+            lambda behavior, rule, where: added_message(session, behavior, rule, where),
+        ), added)
     elif args:
-        await app.notice("Usage: /permissions, or /permissions revoke N (or the rule).",
-                         "warning")
+        await app.notice("Usage: /permissions, /permissions revoke N (or the rule), "
+                         "/permissions add [allow|ask|deny LAYER RULE].", "warning")
     else:
         await app.notice(permissions_listing(session))
 
