@@ -85,7 +85,8 @@ def wait_ready(session: str) -> str:
                        timeout=45)
 
 
-def start_aistack(git_repo: Path, aistack_home: Path, port: int, exit_file: Path) -> str:
+def start_aistack(git_repo: Path, aistack_home: Path, port: int, exit_file: Path,
+                  **extra_env: str) -> str:
     """`aistack` in a new 100x30 tmux session in `git_repo`; returns the session name."""
     session = f"aistack-e2e-{uuid.uuid4().hex[:8]}"
     env = {
@@ -96,6 +97,7 @@ def start_aistack(git_repo: Path, aistack_home: Path, port: int, exit_file: Path
         "PATH": os.environ.get("PATH", ""),
         "TERM": "xterm-256color",
         "LANG": "C.UTF-8",
+        **extra_env,
     }
     command = (
         " ".join(f"{k}='{v}'" for k, v in env.items())
@@ -241,6 +243,37 @@ def test_a_clicked_tool_card_shows_its_body(
         row = next(i for i, line in enumerate(screen.splitlines(), 1) if "✓ Read" in line)
         click(session, row)
         wait_screen(session, lambda s: "note line 3" in s, timeout=5)
+    finally:
+        _tmux("kill-session", "-t", session)
+
+
+def pane_title(session: str) -> str:
+    return _tmux("display-message", "-p", "-t", session, "#{pane_title}").strip()
+
+
+def test_ctrl_g_hands_the_terminal_to_the_editor_and_the_title_tells_the_state(
+    git_repo: Path, aistack_home: Path, fake_server_process: int, tmp_path: Path
+) -> None:
+    # Issue 22 items 11 and 12, where only a real terminal shows them: the title (OSC 2,
+    # tmux's pane title) and the app suspended for the editor, then painted again.
+    editor = tmp_path / "editor.sh"
+    editor.write_text('#!/bin/sh\nprintf "from the editor: %s" "$(cat "$1")" > "$1"\n')
+    editor.chmod(0o755)
+    session = start_aistack(git_repo, aistack_home, fake_server_process,
+                            git_repo.parent / "exit-code", VISUAL=str(editor))
+    try:
+        wait_ready(session)
+        deadline = time.monotonic() + 10
+        while "aistack: idle" not in pane_title(session):
+            assert time.monotonic() < deadline, pane_title(session)
+            time.sleep(0.1)
+        _tmux("send-keys", "-t", session, "-l", "draft")
+        wait_screen(session, lambda s: "draft" in prompt_box(s))
+        _tmux("send-keys", "-t", session, "C-g")
+        # (While the editor has the terminal, the screen is blank: no prompt box yet.)
+        screen = wait_screen(session,
+                             lambda s: "╭" in s and "from the editor: draft" in prompt_box(s))
+        assert "claude-sonnet-4-6" in screen  # the app is back, status line and all
     finally:
         _tmux("kill-session", "-t", session)
 
