@@ -553,6 +553,7 @@ class AistackApp(App[int]):
     async def close_session(self) -> None:
         if self.session is not None and not self._closed:
             self._closed = True
+            self.notifier.restore()
             if self.session.messages:
                 session_id = self.session.session_id
                 self.exit_message = (

@@ -37,6 +37,8 @@ OSC777_TERMS = ("foot", "rxvt")
 """TERM prefixes of terminals that show OSC 777 `notify` instead."""
 
 BEL = "\x07"
+SAVE_TITLE = "\x1b[22;0t"
+RESTORE_TITLE = "\x1b[23;0t"
 
 
 def osc_kind(env: Mapping[str, str]) -> Literal["9", "777", ""]:
@@ -97,9 +99,20 @@ class TerminalNotifier:
         self._env = env
         self._clock = clock
         self._started: float | None = None
+        self._title_saved = False
 
     def _title(self, state: TitleState) -> None:
+        if not self._title_saved:
+            # xterm's title stack (CSI 22 t): `restore` gives the shell its title back.
+            self._write(SAVE_TITLE)
+            self._title_saved = True
         self._write(title_sequence(state, self._project))
+
+    def restore(self) -> None:
+        """The app is leaving: the terminal's title as it was before."""
+        if self._title_saved:
+            self._write(RESTORE_TITLE)
+            self._title_saved = False
 
     def _notify(self, message: str, *, long_turn: bool = False) -> None:
         if self._focused() and not long_turn:

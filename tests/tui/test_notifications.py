@@ -130,3 +130,13 @@ async def test_a_long_turn_notifies_even_when_focused(
         await wait_for(pilot, lambda: answered(app, "Slow one."))
     out = "".join(written)
     assert out.count(BEL) - out.count("\x1b]") == 1
+
+
+async def test_quitting_gives_the_terminal_its_title_back(make_app) -> None:
+    app = make_app()
+    async with app.run_test() as pilot:
+        written = capture(app)
+        await wait_for(pilot, lambda: app.session is not None)
+    # Unmounting closes the session: the title saved (CSI 22 t) before the first is back.
+    assert "\x1b[23;0t" in "".join(written)
+    assert app.notifier._title_saved is False
