@@ -49,13 +49,12 @@ from aistack_tui.tui.commands import all_commands
 from aistack_tui.tui.mcp_status import McpWatch
 from aistack_tui.tui.model_catalogue import ModelCatalogue
 from aistack_tui.tui.notify import app_notifier
+from aistack_tui.tui.pickers import pick_model, pick_session
 from aistack_tui.tui.renderer import EventRenderer, Level, history_entries
 from aistack_tui.tui.screens.elicitation import ScreenElicitation
 from aistack_tui.tui.screens.main import MainScreen
-from aistack_tui.tui.screens.model_picker import ModelPickerScreen
 from aistack_tui.tui.screens.question import TrustScreen, ask
 from aistack_tui.tui.screens.rewind import pick_rewind
-from aistack_tui.tui.screens.sessions import SessionPickerScreen
 from aistack_tui.tui.screens.setup import LOCAL_SERVERS, SetupChoice, SetupScreen
 from aistack_tui.tui.typeahead import KeysBeforeFirstFrame
 from aistack_tui.tui.typing_guard import Clock, TypingGuard
@@ -68,7 +67,6 @@ from aistack_tui.tui.widgets.welcome import WelcomeHeader
 
 QUIT_WINDOW_S = 2.0
 SHELL_TIMEOUT_S = 120.0
-PICKER_PROMPTS = 30  # the picker reads each of these sessions' messages for its first prompt
 HANG_UP_GRACE_S = 1.0
 """How long a closed terminal waits for the turn to stop by itself."""
 
@@ -338,41 +336,14 @@ class AistackApp(App[int]):
         await self.notice(f"Switched to {session.model}.")
 
     def open_session_picker(self) -> None:
-        self._pick_session()
-
-    @work(group="picker")
-    async def _pick_session(self) -> None:
-        session = self.require_session()
-        sessions = await session.list_sessions()
-        prompts = await session.first_prompts([s.id for s in sessions[:PICKER_PROMPTS]])
-        chosen = await self.push_screen_wait(
-            SessionPickerScreen(sessions, session.session_id, prompts))
-        if chosen:
-            await self.resume_session(chosen)
-        self.prompt.focus()
+        self.run_worker(pick_session(self), group="picker")
 
     def open_rewind_list(self) -> None:
         """Esc Esc: the turns to rewind to, then `/rewind N` for the one chosen."""
         self.run_worker(pick_rewind(self), group="picker")
 
     def open_model_picker(self) -> None:
-        self._pick_model()
-
-    @work(group="picker")
-    async def _pick_model(self) -> None:
-        session = self.require_session()
-        # Open at once on the offline catalogue (built in the background after start);
-        # the models endpoints' answer is merged when (if) it comes.
-        models = self.catalogue.models
-        picker = ModelPickerScreen(models or [], session.model, loading=models is None)
-        answer = self.push_screen(picker, wait_for_dismiss=True)
-        filling = self.run_worker(self.catalogue.fill(session, picker), group="picker-fill",
-                                  exit_on_error=False)
-        chosen = await answer
-        filling.cancel()
-        if chosen and chosen != session.model:
-            await self.switch_model(chosen)
-        self.prompt.focus()
+        self.run_worker(pick_model(self), group="picker")
 
     @work(group="catalogue", exit_on_error=False)
     async def _warm_catalogue(self) -> None:
