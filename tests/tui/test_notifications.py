@@ -140,3 +140,17 @@ async def test_quitting_gives_the_terminal_its_title_back(make_app) -> None:
     # Unmounting closes the session: the title saved (CSI 22 t) before the first is back.
     assert "\x1b[23;0t" in "".join(written)
     assert app.notifier._title_saved is False
+
+
+async def test_config_sets_notifications_validated(make_app, isolated_env: Path) -> None:
+    from tests.tui.test_session_commands import command
+
+    app = make_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(pilot, lambda: app.session is not None)
+        shown = await command(pilot, "/config", "Settings")
+        assert "notifications" in shown
+        await command(pilot, "/config set notifications bell", "Saved")
+        bad = await command(pilot, "/config set notifications loud", "loud")
+        assert "Saved" not in bad
+    assert json.loads((isolated_env / "settings.json").read_text())["notifications"] == "bell"
