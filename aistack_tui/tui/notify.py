@@ -130,21 +130,24 @@ class TerminalNotifier:
             self._started = self._clock()
         self._title("working")
 
+    def _long(self) -> bool:
+        return self._started is not None and self._clock() - self._started >= LONG_TURN_S
+
     def approval_asked(self, what: str) -> None:
         """A tool call waits for the user: the most urgent reason to call them back."""
         self._title("needs approval")
-        self._notify(f"aistack needs approval: {what}")
+        self._notify(f"aistack needs approval: {what}", long_turn=self._long())
 
     def approval_answered(self) -> None:
         self._title("working")
 
     def turn_finished(self, reason: str) -> None:
         """The run ended (done, interrupted, failed): the user may write again."""
-        started, self._started = self._started, None
+        long_turn = self._long()
+        self._started = None
         self._title("idle")
         if reason == "interrupted":
             return  # the user stopped it: they are looking
-        long_turn = started is not None and self._clock() - started >= LONG_TURN_S
         said = "done" if reason == "completed" else f"stopped ({reason})"
         self._notify(f"aistack: {said}", long_turn=long_turn)
 

@@ -154,3 +154,21 @@ async def test_config_sets_notifications_validated(make_app, isolated_env: Path)
         bad = await command(pilot, "/config set notifications loud", "loud")
         assert "Saved" not in bad
     assert json.loads((isolated_env / "settings.json").read_text())["notifications"] == "bell"
+
+
+def test_an_approval_deep_into_a_long_turn_notifies_even_when_focused() -> None:
+    from aistack_tui.tui.notify import LONG_TURN_S, TerminalNotifier
+
+    clock = FakeClock()
+    written: list[str] = []
+    notifier = TerminalNotifier(written.append, lambda: True, mode="auto", project="p",
+                                env={"TERM_PROGRAM": "ghostty"}, clock=clock)
+    notifier.turn_started()
+    notifier.approval_asked("Bash make")
+    assert not any(w.startswith("\x1b]9;") for w in written)  # the user just sent it
+    notifier.approval_answered()
+    clock.advance(LONG_TURN_S + 1)
+    notifier.approval_asked("Bash make deploy")
+    assert "\x1b]9;aistack needs approval: Bash make deploy\x07" in written
+    notifier.turn_finished("interrupted")
+    assert written[-1] == "\x1b]2;aistack: idle · p\x07"  # stopped by the user: no alert
