@@ -471,6 +471,7 @@ class AistackApp(App[int]):
         if selected:
             self.copy_to_clipboard(selected)
             self.screen.clear_selection()
+            self.notify(f"Copied {len(selected):,} characters", timeout=2)
             return
         if self.screen is self.main and self.prompt.text:
             self.prompt.clear_draft()  # Up brings it back

@@ -72,3 +72,28 @@ async def test_tool_output_is_selectable_and_a_drag_does_not_toggle_the_card(
         assert card.entry.expanded  # selecting is not a click
         await pilot.press("ctrl+c")
         assert app.clipboard == selected
+
+
+def _luminance(color) -> float:
+    def channel(c: int) -> float:
+        v = c / 255
+        return v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4
+
+    r, g, b = color.triplet
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+async def test_a_selection_is_readable_and_copying_says_so(make_app) -> None:
+    from textual.style import Style as TextualStyle
+
+    app = make_app(Turn(text=ANSWER))
+    async with app.run_test(size=(100, 30)) as pilot:
+        widget = await answer_widget(pilot)
+        style = TextualStyle.from_styles(
+            app.screen.get_component_styles("screen--selection")).rich_style
+        light, dark = sorted((_luminance(style.color), _luminance(style.bgcolor)), reverse=True)
+        assert (light + 0.05) / (dark + 0.05) >= 4.5  # WCAG AA contrast for text
+        await drag(pilot, widget, (6, 0), (6, 2))
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert any("Copied" in str(n.message) for n in app._notifications)
