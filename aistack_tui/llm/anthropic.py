@@ -39,7 +39,7 @@ from aistack_tui.llm.lean_http import (
     ServerAnswer,
     SSEObject,
     Transport,
-    default_transport,
+    chosen_transport,
     join_url,
     parse_json_body,
 )
@@ -116,8 +116,8 @@ class AnthropicProvider:
         self._sdk_client: anthropic.AsyncAnthropic | None = None
         # Without a key the SDK finds credentials of its own (auth token, profiles):
         # that stays the SDK's.
-        lean = (transport or default_transport()) == "lean" and api_key is not None
-        self.transport: Transport = "lean" if lean else "sdk"
+        self.transport: Transport = chosen_transport(transport, api_key)
+        lean = self.transport == "lean"
         self._lean = LeanClient(
             provider=name, headers=self._lean_headers(api_key or ""), timeout=timeout,
             words=_WORDS, status_error=self._lean_status_error,

@@ -44,7 +44,7 @@ from aistack_tui.llm.lean_http import (
     ServerAnswer,
     SSEObject,
     Transport,
-    default_transport,
+    chosen_transport,
     join_url,
     parse_json_body,
 )
@@ -136,8 +136,8 @@ class GoogleProvider:
         self._timeout = timeout
         self._sdk_client: genai.Client | None = None
         # Without a key the SDK looks for credentials of its own: that stays the SDK's.
-        lean = (transport or default_transport()) == "lean" and api_key is not None
-        self.transport: Transport = "lean" if lean else "sdk"
+        self.transport: Transport = chosen_transport(transport, api_key)
+        lean = self.transport == "lean"
         self._lean = LeanClient(
             provider=name, headers=_lean_headers(api_key or "", timeout), timeout=timeout,
             words=FailureWords(), status_error=self._lean_status_error,

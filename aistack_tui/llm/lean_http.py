@@ -45,6 +45,15 @@ def default_transport(env: Mapping[str, str] | None = None) -> Transport:
     return "sdk" if value == "sdk" else "lean"
 
 
+def chosen_transport(asked: Transport | None, api_key: str | None) -> Transport:
+    """The transport a provider uses: the one asked for (else `default_transport`), but
+    the SDK when there is no explicit key, since the SDK then finds credentials of its
+    own (auth tokens, profiles, its environment variables)."""
+    if api_key is None:
+        return "sdk"
+    return asked or default_transport()
+
+
 @dataclass(frozen=True, slots=True)
 class SSE:
     """One server-sent event: `event` is None when the server named none."""

@@ -36,7 +36,7 @@ from aistack_tui.llm.lean_http import (
     ServerAnswer,
     SSEObject,
     Transport,
-    default_transport,
+    chosen_transport,
     join_url,
     parse_json_body,
 )
@@ -113,8 +113,8 @@ class OpenAIProvider:
         self._timeout = timeout
         self._sdk_client: openai.AsyncOpenAI | None = None
         # Without a key the SDK reads OPENAI_API_KEY itself (or refuses): the SDK's.
-        lean = (transport or default_transport()) == "lean" and api_key is not None
-        self.transport: Transport = "lean" if lean else "sdk"
+        self.transport: Transport = chosen_transport(transport, api_key)
+        lean = self.transport == "lean"
         self._lean = LeanClient(
             provider=name, headers=_lean_headers(api_key or ""), timeout=timeout,
             words=_WORDS, status_error=self._lean_status_error,

@@ -87,6 +87,7 @@ async def test_exit_quits(make_app) -> None:
         await ready(pilot)
         from tests.tui.test_session_commands import type_and_send
 
+        assert app.return_code is None
         await type_and_send(pilot, "/exit")
         await pilot.pause(0.5)
-        assert not app.is_running or app._exit_renderables is not None or app.return_code == 0
+        assert app.return_code == 0  # the app exited, as /quit does
