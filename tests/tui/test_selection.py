@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual.selection import Selection
 from textual.widget import Widget
 
 from aistack_tui.tui.widgets.tool_card import ToolCard
@@ -97,3 +98,32 @@ async def test_a_selection_is_readable_and_copying_says_so(make_app) -> None:
         await pilot.press("ctrl+c")
         await pilot.pause()
         assert any("Copied" in str(n.message) for n in app._notifications)
+
+
+CODE_ANSWER = "Here it is:\n\n```python\ndef mul(a, b):\n    return a * b\n```\n\nDone."
+
+
+async def test_copying_a_code_block_gives_the_code_as_written(make_app) -> None:
+    """The code block's padding (one column, a blank line above and below) is shown but
+    not copied: a selection over the whole answer gives the code without an indent or
+    extra blank lines, and so does a drag over the code alone."""
+    app = make_app(Turn(text=CODE_ANSWER))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session is not None)
+        await type_and_send(pilot, "code please")
+        await wait_for(pilot, lambda: answered(app, CODE_ANSWER))
+        await pilot.pause()
+        widgets = list(app.query(".assistant-message .frozen"))
+        whole = "\n".join(
+            w.get_selection(Selection(None, None))[0] for w in widgets  # type: ignore[attr-defined]
+        )
+        assert "def mul(a, b):\n    return a * b" in whole
+        assert "\n def mul" not in whole  # no added indent
+        assert "Here it is:\n\ndef mul" in whole  # one blank line, as in the markdown
+        assert "a * b\n\nDone." in whole
+        code = next(w for w in widgets if "def mul" in w.get_selection(Selection(None, None))[0])  # type: ignore[attr-defined]
+        row = code._selectable.plain.split("\n").index("def mul(a, b):")  # its screen row
+        # a drag from the code's first character to the end of its last line
+        await drag(pilot, code, (1, row), (20, row + 1))
+        selected = app.screen.get_selected_text() or ""
+        assert selected.rstrip() == "def mul(a, b):\n    return a * b"

@@ -49,7 +49,7 @@ from aistack_tui.tui.widgets.entries import (
     ThinkingEntry,
     UserEntry,
 )
-from aistack_tui.tui.widgets.selectable import SelectableStatic
+from aistack_tui.tui.widgets.selectable import SelectableStatic, not_copied
 
 CODE_THEME = "monokai"
 FLUSH_INTERVAL_S = 1 / 30
@@ -94,12 +94,34 @@ def _lexer(name: str) -> Lexer | None:
 
 
 class _CodeBlock(CodeBlock):
-    """Rich's code block, highlighted with a cached lexer (same settings as Rich's)."""
+    """Rich's code block, highlighted with a cached lexer (same settings as Rich's).
+
+    Its padding (a blank row above and below, a column on the left) is drawn but marked
+    `not_copied`, so copying the block gives the code as written (`selectable.stamp`).
+    """
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         code = str(self.text).rstrip()
         lexer = _lexer(self.lexer_name) or self.lexer_name
-        yield Syntax(code, lexer, theme=self.theme, word_wrap=True, padding=1)
+        syntax = Syntax(code, lexer, theme=self.theme, word_wrap=True, padding=1)
+        lines = console.render_lines(syntax, options, pad=False, new_lines=False)
+        last = len(lines) - 1
+        for y, line in enumerate(lines):
+            if y in (0, last):  # the padding rows
+                yield from (not_copied(segment) for segment in line)
+            else:
+                yield from _left_padding_not_copied(line)
+            yield _NEW_LINE
+
+
+def _left_padding_not_copied(line: list[Segment]) -> list[Segment]:
+    """`line` with its first cell (Syntax's left padding) marked `not_copied`."""
+    if not line or not line[0].text:
+        return line
+    first = line[0]
+    pad, rest = first.text[:1], first.text[1:]
+    head = [not_copied(Segment(pad, first.style))]
+    return head + ([Segment(rest, first.style)] if rest else []) + line[1:]
 
 
 class AnswerMarkdown(RichMarkdown):

@@ -5,7 +5,9 @@ meta (its `Content` adds it; a Rich `Markdown` or `Syntax` does not) and highlig
 only for `Content`. `SelectableRender` wraps any renderable: it renders it once per
 width, stamps every segment with its (column, line) in the rendered text and keeps that
 text, so `get_selection` copies exactly what is shown (markdown without its markup).
-`SelectableStatic` paints the selection over its lines.
+Decoration that is drawn but is not part of the text (a code block's padding) is marked
+with `not_copied`: it gets no offset and is left out of the copied text, and a row made
+only of it is dropped from a copy. `SelectableStatic` paints the selection over its lines.
 
 The stamping is done once per width and renderable, so it costs nothing per frame; the
 live tail of a streaming answer is not wrapped (it changes 30 times a second) and becomes
@@ -13,6 +15,8 @@ selectable once frozen.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.segment import Segment
@@ -24,6 +28,18 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 _NEW_LINE = Segment.line()
+_NOT_COPIED = Style.from_meta({"not_copied": True})
+
+
+def not_copied(segment: Segment) -> Segment:
+    """`segment` marked as drawn but not part of the copied text."""
+    style = segment.style + _NOT_COPIED if segment.style is not None else _NOT_COPIED
+    return Segment(segment.text, style, segment.control)
+
+
+def _is_not_copied(segment: Segment) -> bool:
+    meta = segment.style.meta if segment.style is not None else None
+    return bool(meta and meta.get("not_copied"))
 
 
 class SelectableRender:
@@ -33,29 +49,49 @@ class SelectableRender:
         self.renderable = renderable
         self.plain = ""
         """The text as last rendered, one line per screen line, trailing blanks cut."""
-        self._rendered: tuple[tuple[int, int], list[Segment], str] | None = None
+        self.decoration_rows: frozenset[int] = frozenset()
+        """Rows drawn only with `not_copied` segments: left out of a copy."""
+        self._rendered: tuple[tuple[int, int], Stamped] | None = None
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         key = (id(console), options.max_width)
         if self._rendered is None or self._rendered[0] != key:
             lines = console.render_lines(self.renderable, options, pad=False, new_lines=False)
-            segments, plain = stamp(lines)
-            self._rendered = key, segments, plain
-        self.plain = self._rendered[2]
-        return self._rendered[1]
+            self._rendered = key, stamp(lines)
+        stamped = self._rendered[1]
+        self.plain, self.decoration_rows = stamped.plain, stamped.decoration_rows
+        return stamped.segments
+
+    def copied_text(self, selection: Selection) -> str:
+        """What `selection` copies: the selected text without decoration-only rows."""
+        return copied_text(selection, self.plain, self.decoration_rows)
 
 
-def stamp(lines: list[list[Segment]]) -> tuple[list[Segment], str]:
-    """The lines as one segment list with `offset` meta, and their plain text."""
+class Stamped(NamedTuple):
+    """A render stamped for selection: segments, the plain text, decoration rows."""
+
+    segments: list[Segment]
+    plain: str
+    decoration_rows: frozenset[int]
+
+
+def stamp(lines: list[list[Segment]]) -> Stamped:
+    """The lines as one segment list with `offset` meta, and their plain text.
+
+    A `not_copied` segment keeps its look but gets no offset and adds nothing to the
+    text (the columns after it count from where it started)."""
     out: list[Segment] = []
     texts: list[str] = []
+    decoration: set[int] = set()
     for y, line in enumerate(lines):
         x = 0
         text: list[str] = []
+        drawn_only = bool(line)
         for segment in line:
-            if segment.control:
+            if segment.control or _is_not_copied(segment):
                 out.append(segment)
                 continue
+            drawn_only = False
             meta = Style.from_meta({"offset": (x, y)})
             style = segment.style + meta if segment.style is not None else meta
             out.append(Segment(segment.text, style))
@@ -63,7 +99,24 @@ def stamp(lines: list[list[Segment]]) -> tuple[list[Segment], str]:
             x += len(segment.text)
         out.append(_NEW_LINE)
         texts.append("".join(text).rstrip())
-    return out, "\n".join(texts)
+        if drawn_only:
+            decoration.add(y)
+    return Stamped(out, "\n".join(texts), frozenset(decoration))
+
+
+def copied_text(selection: Selection, plain: str, decoration_rows: frozenset[int]) -> str:
+    """The text `selection` covers (as `Selection.extract`), row by row through
+    `get_span` so rows keep their screen coordinates, without the decoration rows."""
+    if not decoration_rows:
+        return selection.extract(plain)
+    kept: list[str] = []
+    for y, row in enumerate(plain.split("\n")):
+        span = selection.get_span(y)
+        if span is None or y in decoration_rows:
+            continue
+        start, end = span
+        kept.append(row[start:] if end == -1 else row[start:end])
+    return "\n".join(kept)
 
 
 def highlight(strip: Strip, start: int, end: int, style: Style) -> Strip:
@@ -118,7 +171,7 @@ class SelectableStatic(Static):
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
         if self._selectable is None:
             return None
-        return selection.extract(self._selectable.plain), "\n"
+        return self._selectable.copied_text(selection), "\n"
 
     def render_line(self, y: int) -> Strip:
         return selected_line(self, super().render_line(y), y)

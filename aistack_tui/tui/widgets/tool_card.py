@@ -194,7 +194,7 @@ class ToolCard(Widget, can_focus=True):
         return self._selectable
 
     def get_selection(self, selection: Selection) -> tuple[str, str] | None:
-        return selection.extract(self._selectable.plain), "\n"
+        return self._selectable.copied_text(selection), "\n"
 
     def render_line(self, y: int) -> Strip:
         return selected_line(self, super().render_line(y), y)
