@@ -60,20 +60,8 @@ def parse(response: genai_types.GenerateContentResponse) -> WebSearchResult:
         return result
     parts = candidate.content.parts if candidate.content is not None else None
     result.answer = "".join(p.text or "" for p in parts or [] if not p.thought).strip()
-    meta = candidate.grounding_metadata
-    if meta is not None:
-        result.queries = list(meta.web_search_queries or [])
-        pages: list[WebSource] = []
-        for chunk in meta.grounding_chunks or []:
-            web = chunk.web
-            pages.append(WebSource(web.title or web.domain or "", web.uri or "")
-                         if web is not None else WebSource("", ""))
-        result.sources = [p for p in pages if p.url]
-        for support in meta.grounding_supports or []:
-            text = support.segment.text or "" if support.segment is not None else ""
-            for i in support.grounding_chunk_indices or []:
-                if 0 <= i < len(pages) and pages[i].url:
-                    result.citations.append(WebCitation(text, pages[i].url, pages[i].title))
+    if candidate.grounding_metadata is not None:
+        _add_grounding(result, candidate.grounding_metadata)
     usage = response.usage_metadata
     if usage is not None:
         cached = usage.cached_content_token_count or 0
@@ -81,3 +69,22 @@ def parse(response: genai_types.GenerateContentResponse) -> WebSearchResult:
                              output_tokens=usage.candidates_token_count or 0,
                              cache_read_input_tokens=cached)
     return result
+
+
+def _add_grounding(result: WebSearchResult, meta: genai_types.GroundingMetadata) -> None:
+    """The searches run, the pages found and which answer text each page supports."""
+    result.queries = list(meta.web_search_queries or [])
+    pages = [_page(chunk) for chunk in meta.grounding_chunks or []]
+    result.sources = [p for p in pages if p.url]
+    for support in meta.grounding_supports or []:
+        text = support.segment.text or "" if support.segment is not None else ""
+        for i in support.grounding_chunk_indices or []:
+            if 0 <= i < len(pages) and pages[i].url:
+                result.citations.append(WebCitation(text, pages[i].url, pages[i].title))
+
+
+def _page(chunk: genai_types.GroundingChunk) -> WebSource:
+    web = chunk.web
+    if web is None:
+        return WebSource("", "")
+    return WebSource(web.title or web.domain or "", web.uri or "")
