@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
@@ -191,9 +191,35 @@ def parse_server(
     if not isinstance(raw, dict):
         raise _EntryError("entry must be an object with 'command' or 'url'")
     entry: dict[str, Any] = dict(raw)  # pyright: ignore[reportUnknownArgumentType]
-    fingerprint = hashlib.sha256(
-        json.dumps(entry, sort_keys=True, default=str).encode()
-    ).hexdigest()[:16]
+    kind = _entry_kind(entry)
+    missing: list[str] = []
+
+    def expand(text: str) -> str:
+        return expand_vars(text, env, missing)
+
+    common: dict[str, Any] = {
+        "name": name, "source": source, "scope": scope,
+        "call_timeout": _timeout(entry.get("timeout")),
+        "disabled": entry.get("disabled", False) is True,
+        "fingerprint": hashlib.sha256(
+            json.dumps(entry, sort_keys=True, default=str).encode()
+        ).hexdigest()[:16],
+    }
+    config: ServerConfig
+    if kind == "stdio":
+        config = _stdio_server(entry, expand, env=env, base_dir=base_dir, common=common)
+    elif kind in ("http", "sse"):
+        config = _http_server(entry, expand, kind=kind, common=common)
+    else:
+        config = SdkServerConfig(**common)
+    if missing:
+        names = ", ".join(sorted(set(missing)))
+        raise _EntryError(f"environment variable(s) {names} not set (and no ${{VAR:-default}})")
+    return config
+
+
+def _entry_kind(entry: Mapping[str, Any]) -> Literal["stdio", "http", "sse", "sdk"]:
+    """The entry's transport (`type`, or what its keys imply), its keys checked for it."""
     kind = entry.get("type")
     if kind is None:
         if "command" in entry:
@@ -204,71 +230,64 @@ def parse_server(
             raise _EntryError("needs 'command' (a stdio server) or 'url' (http / sse)")
     if kind == "streamable-http":
         kind = "http"
-    missing: list[str] = []
-
-    def expand(text: str) -> str:
-        return expand_vars(text, env, missing)
-
     known = {"stdio": _STDIO_KEYS, "sdk": _SDK_KEYS}.get(str(kind), _HTTP_KEYS)
     unknown = sorted(k for k in entry if not k.startswith("_") and k not in known)
     if unknown:
         raise _EntryError(f"unknown key(s) {', '.join(unknown)} for a {kind} server")
-    disabled = entry.get("disabled", False) is True
-    call_timeout = _timeout(entry.get("timeout"))
-    config: ServerConfig
-    if kind == "stdio":
-        if "command" not in entry:
-            raise _EntryError("a stdio server needs 'command'")
-        command = expand(_string(entry["command"], "command")).strip()
-        if not command:
-            raise _EntryError("'command' is empty")
-        args_raw = entry.get("args", [])
-        if not isinstance(args_raw, list):
-            raise _EntryError("'args' must be a list of strings")
-        args = tuple(
-            expand(_string(a, "each of 'args'"))
-            for a in args_raw  # pyright: ignore[reportUnknownVariableType]
-        )
-        # The CA and proxy variables pass by default (launch.py says why); `env` wins.
-        env_map = inherited_env(env) | {
-            k: expand(v) for k, v in _string_map(entry.get("env"), "env").items()
-        }
-        cwd_raw = entry.get("cwd")
-        cwd = base_dir
-        if cwd_raw is not None:
-            cwd = Path(expand(_string(cwd_raw, "cwd"))).expanduser()
-            if not cwd.is_absolute():
-                cwd = base_dir / cwd
-        config = StdioServerConfig(
-            name=name, command=command, args=args, env=env_map, cwd=cwd, source=source,
-            scope=scope, call_timeout=call_timeout, disabled=disabled, fingerprint=fingerprint,
-        )
-    elif kind in ("http", "sse"):
-        if "url" not in entry:
-            raise _EntryError(f"an {kind} server needs 'url'")
-        url = expand(_string(entry["url"], "url")).strip()
-        if not url.startswith(("http://", "https://")):
-            raise _EntryError(f"url must start with http:// or https://, got {url!r}")
-        headers = {
-            k: expand(v) for k, v in _string_map(entry.get("headers"), "headers").items()
-        }
-        config = HttpServerConfig(
-            name=name, type=kind, url=url, headers=headers, source=source, scope=scope,
-            call_timeout=call_timeout, disabled=disabled, fingerprint=fingerprint,
-        )
-    elif kind == "sdk":
-        config = SdkServerConfig(
-            name=name, source=source, scope=scope, call_timeout=call_timeout,
-            disabled=disabled, fingerprint=fingerprint,
-        )
-    else:
+    if kind not in ("stdio", "http", "sse", "sdk"):
         raise _EntryError(
             f"unknown type {kind!r}; use 'stdio' (with 'command'), 'http' or 'sse' (with 'url')"
         )
-    if missing:
-        names = ", ".join(sorted(set(missing)))
-        raise _EntryError(f"environment variable(s) {names} not set (and no ${{VAR:-default}})")
-    return config
+    return kind
+
+
+def _stdio_server(
+    entry: Mapping[str, Any],
+    expand: Callable[[str], str],
+    *,
+    env: Mapping[str, str],
+    base_dir: Path,
+    common: dict[str, Any],
+) -> StdioServerConfig:
+    if "command" not in entry:
+        raise _EntryError("a stdio server needs 'command'")
+    command = expand(_string(entry["command"], "command")).strip()
+    if not command:
+        raise _EntryError("'command' is empty")
+    args_raw = entry.get("args", [])
+    if not isinstance(args_raw, list):
+        raise _EntryError("'args' must be a list of strings")
+    args = tuple(
+        expand(_string(a, "each of 'args'"))
+        for a in args_raw  # pyright: ignore[reportUnknownVariableType]
+    )
+    # The CA and proxy variables pass by default (launch.py says why); `env` wins.
+    env_map = inherited_env(env) | {
+        k: expand(v) for k, v in _string_map(entry.get("env"), "env").items()
+    }
+    cwd_raw = entry.get("cwd")
+    cwd = base_dir
+    if cwd_raw is not None:
+        cwd = Path(expand(_string(cwd_raw, "cwd"))).expanduser()
+        if not cwd.is_absolute():
+            cwd = base_dir / cwd
+    return StdioServerConfig(command=command, args=args, env=env_map, cwd=cwd, **common)
+
+
+def _http_server(
+    entry: Mapping[str, Any],
+    expand: Callable[[str], str],
+    *,
+    kind: Literal["http", "sse"],
+    common: dict[str, Any],
+) -> HttpServerConfig:
+    if "url" not in entry:
+        raise _EntryError(f"an {kind} server needs 'url'")
+    url = expand(_string(entry["url"], "url")).strip()
+    if not url.startswith(("http://", "https://")):
+        raise _EntryError(f"url must start with http:// or https://, got {url!r}")
+    headers = {k: expand(v) for k, v in _string_map(entry.get("headers"), "headers").items()}
+    return HttpServerConfig(type=kind, url=url, headers=headers, **common)
 
 
 def _parse_servers(
