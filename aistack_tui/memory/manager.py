@@ -39,9 +39,10 @@ from aistack_tui.memory.store import (
     NAMESPACE,
     MemoryStore,
     clean_content,
+    migrate_pending,
 )
 from aistack_tui.memory.vectors import VectorIndex
-from aistack_tui.storage.db import Migration, StorageError, migrate, open_database
+from aistack_tui.storage.db import StorageError, open_database
 from aistack_tui.storage.embeddings import Embedder
 from aistack_tui.storage.hashing_embedder import HashingEmbedder
 from aistack_tui.storage.paths import database_path
@@ -54,30 +55,6 @@ TASK_STATE_FRESH_SECONDS = 12 * 3600
 """Task state older than this (and not set by this process) is stale: another task."""
 CANDIDATES = 50
 HEADER = "Long-term memory (from earlier turns and sessions; verify before relying on it):"
-
-
-async def _migrate_pending(
-    db: Any, migrations: Sequence[Migration], namespace: str
-) -> None:
-    """Run `migrate` only when a step is pending.
-
-    Works around `storage.db.migrate` on sqlean: its "already applied" path leaves the
-    version cursor half-read and rolls back, and on the third such step sqlean fails with
-    "Error binding parameter 0". Skipping the call when nothing is pending avoids that
-    path on every re-open (a fresh database never takes it).
-    """
-    cur = await db.execute(
-        "SELECT name FROM sqlite_master WHERE name = 'schema_migrations'"
-    )
-    if (await cur.fetchall()) != []:
-        cur = await db.execute(
-            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE namespace = ?",
-            (namespace,),
-        )
-        rows = list(await cur.fetchall())
-        if rows and int(rows[0][0]) >= len(migrations):
-            return
-    await migrate(db, migrations, namespace=namespace)
 
 
 def parse_memory_id(value: str) -> int:
@@ -152,10 +129,10 @@ class MemoryManager:
         try:
             from aistack_tui.sessions.sqlite_store import MIGRATIONS as SESSION_MIGRATIONS
 
-            await _migrate_pending(db, MIGRATIONS, NAMESPACE)
+            await migrate_pending(db, MIGRATIONS, NAMESPACE)
             # Past-session search reads the sessions tables: make sure they exist even
             # when memory is opened first.
-            await _migrate_pending(db, SESSION_MIGRATIONS, "sessions")
+            await migrate_pending(db, SESSION_MIGRATIONS, "sessions")
             if caps.vec_error:
                 log.warning("memory: %s", caps.vec_error)
             manager = cls(MemoryStore(db, caps, clock=clock), project_root, embedder)

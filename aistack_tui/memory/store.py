@@ -34,6 +34,7 @@ from aistack_tui.storage.db import (
     Capabilities,
     Migration,
     immediate_transaction,
+    migrate,
 )
 
 NAMESPACE = "memory"
@@ -482,3 +483,27 @@ class MemoryStore:
 def user_and_project(project: str) -> list[str]:
     """The scopes a project can see: its own memories and the user-wide ones."""
     return [project, USER_SCOPE] if project != USER_SCOPE else [USER_SCOPE]
+
+
+async def migrate_pending(
+    db: Any, migrations: Sequence[Migration], namespace: str
+) -> None:
+    """Run `migrate` only when a step is pending.
+
+    Works around `storage.db.migrate` on sqlean: its "already applied" path leaves the
+    version cursor half-read and rolls back, and on the third such step sqlean fails with
+    "Error binding parameter 0". Skipping the call when nothing is pending avoids that
+    path on every re-open (a fresh database never takes it).
+    """
+    cur = await db.execute(
+        "SELECT name FROM sqlite_master WHERE name = 'schema_migrations'"
+    )
+    if (await cur.fetchall()) != []:
+        cur = await db.execute(
+            "SELECT COALESCE(MAX(version), 0) FROM schema_migrations WHERE namespace = ?",
+            (namespace,),
+        )
+        rows = list(await cur.fetchall())
+        if rows and int(rows[0][0]) >= len(migrations):
+            return
+    await migrate(db, migrations, namespace=namespace)

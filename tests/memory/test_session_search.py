@@ -34,7 +34,7 @@ async def _seed(home: Path, project: Path) -> str:
 @pytest.fixture
 async def seeded(aistack_home: Path, project: Path) -> AsyncIterator[tuple[MemoryManager, str]]:
     # The sessions store is opened first: storage.db's migrate fails re-opening a
-    # database whose sessions tables exist (see the memory manager's _migrate_pending).
+    # database whose sessions tables exist (see memory.store.migrate_pending).
     old = await _seed(aistack_home, project)
     manager = await MemoryManager.open(aistack_home, project, HashingEmbedder(), background=False)
     try:
