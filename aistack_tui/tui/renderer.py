@@ -1,7 +1,7 @@
 """Map agent events to widget updates: the only place that knows both sides.
 
 A plain class (not a widget), so it can be driven by a list of events in a test and the
-app stays small. It dispatches with `match` on the closed `AgentEvent` union (STYLE §1)
+app stays small. It dispatches with `match` on the closed `AgentEvent` union
 and never re-renders history: a text delta goes to the one streaming answer, a tool event
 to its one card.
 """

@@ -10,7 +10,7 @@ blocks they move into a new frozen part, and frozen parts are merged eight at a 
 a long answer stays a handful of widgets. Per-frame work is therefore bounded by the
 tail, not by the answer, and finishing an answer renders only its last part.
 
-Why not Textual's `MarkdownStream` (STYLE §6): it keeps every block of the answer as a
+Why not Textual's `MarkdownStream`: it keeps every block of the answer as a
 live widget and each append lays all of them out again; measured with
 `bench/tui_stream.py`, a 5,000-token answer at 500 tokens/s fell seconds behind, and the
 swap to a static render at the end re-rendered the whole document at once (and changed
