@@ -181,6 +181,7 @@ class ToolRunner:
                 read_only=tool.read_only,
                 needs_permission=tool.needs_permission,
                 cwd=self.context.bash_cwd if bash else None,
+                target=tool.permission_target(args),
             )
             decision = self.permissions.check(request)
             # The file this check judged: the tool writes it or nothing, whatever a hook
@@ -287,6 +288,7 @@ class ToolRunner:
             read_only=tool.read_only,
             needs_permission=tool.needs_permission,
             cwd=self.context.bash_cwd if bash else None,
+            target=tool.permission_target(args),
         ))
         if decision.behavior == "deny":
             return f"The approved input is denied: {decision.reason}"

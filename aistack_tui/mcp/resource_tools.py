@@ -18,6 +18,7 @@ from pydantic import Field
 from aistack_tui.llm.types import ImageBlock, TextBlock
 from aistack_tui.mcp.manager import McpCallError
 from aistack_tui.permissions.access import RESOURCE_BEHAVIOR
+from aistack_tui.permissions.targets import McpResourceRead, PermissionTarget
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -70,6 +71,10 @@ class ListMcpResourcesTool(Tool[ListArgs]):
 
     def path_argument(self, args: ListArgs) -> str | None:
         return None
+
+    def permission_target(self, args: ListArgs) -> PermissionTarget:
+        """The resources of one server, or of every server."""
+        return McpResourceRead(args.server or "", "")
 
     def describe(self, args: ListArgs) -> ToolCallDisplay:
         return ToolCallDisplay(summary=f"{LIST_TOOL} {args.server or 'all servers'}")
@@ -127,6 +132,10 @@ class ReadMcpResourceTool(Tool[ReadArgs]):
 
     def path_argument(self, args: ReadArgs) -> str | None:
         return None
+
+    def permission_target(self, args: ReadArgs) -> PermissionTarget:
+        """One resource of one server."""
+        return McpResourceRead(args.server, args.uri)
 
     def describe(self, args: ReadArgs) -> ToolCallDisplay:
         return ToolCallDisplay(summary=f"{READ_TOOL} {args.server} {args.uri}")

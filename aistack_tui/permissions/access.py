@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from aistack_tui.permissions.targets import McpResourceRead, PathRead, UrlFetch
 from aistack_tui.permissions.types import (
     Behavior,
     Decision,
@@ -33,7 +34,9 @@ RESOURCE_BEHAVIOR = "mcp_resource_behavior"
 
 def read_behavior(engine: PermissionChecker) -> Callable[[Path], Behavior]:
     def behavior(path: Path) -> Behavior:
-        request = PermissionRequest("Read", {"file_path": str(path)}, read_only=True)
+        request = PermissionRequest(
+            "Read", {"file_path": str(path)}, read_only=True, target=PathRead(str(path))
+        )
         return engine.check(request).behavior
 
     return behavior
@@ -48,7 +51,8 @@ def read_allowed(engine: PermissionChecker) -> Callable[[Path], bool]:
 
 def fetch_check(engine: PermissionChecker) -> Callable[[str], Decision]:
     def check(url: str) -> Decision:
-        return engine.check(PermissionRequest("WebFetch", {"url": url}, read_only=True))
+        request = PermissionRequest("WebFetch", {"url": url}, read_only=True, target=UrlFetch(url))
+        return engine.check(request)
 
     return check
 
@@ -59,7 +63,10 @@ def resource_behavior(engine: PermissionChecker) -> Callable[[str, str], Behavio
 
     def behavior(server: str, uri: str) -> Behavior:
         request = PermissionRequest(
-            "ReadMcpResourceTool", {"server": server, "uri": uri}, read_only=True
+            "ReadMcpResourceTool",
+            {"server": server, "uri": uri},
+            read_only=True,
+            target=McpResourceRead(server, uri),
         )
         return engine.check(request).behavior
 

@@ -20,20 +20,17 @@ import pathspec
 
 from aistack_tui.json_values import as_list, as_object, as_str_list
 from aistack_tui.permissions.paths import real
+from aistack_tui.permissions.targets import EDIT_FAMILY, MCP_RESOURCE_TOOLS, READ_FAMILY
 from aistack_tui.permissions.types import PERMISSION_MODES, SelfTest
 
 RuleKind: TypeAlias = Literal[
     "tool", "bash_exact", "bash_prefix", "bash_glob", "path", "domain", "mcp", "resource"
 ]
 
-READ_FAMILY: frozenset[str] = frozenset({"Read", "Grep", "Glob", "LS"})
-EDIT_FAMILY: frozenset[str] = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
 AGENT_ONLY_TOOLS: frozenset[str] = frozenset(
     {"TodoWrite", "Skill", "Task", "PresentPlan", "CodeSearch", "MemorySearch", "MemoryWrite",
      "TaskOutput", "TaskStop"}
 )
-MCP_RESOURCE_TOOLS: frozenset[str] = frozenset({"ListMcpResourcesTool", "ReadMcpResourceTool"})
-"""Read an MCP server's resources: judged by their own rules and the server's `mcp__server`."""
 KNOWN_TOOLS: frozenset[str] = (
     READ_FAMILY | EDIT_FAMILY | AGENT_ONLY_TOOLS | MCP_RESOURCE_TOOLS
     | {"Bash", "WebFetch", "WebSearch"}

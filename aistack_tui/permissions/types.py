@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, Protocol, Required, TypeAlias, TypedDict
 
+from aistack_tui.permissions.targets import PermissionTarget
+
 Behavior: TypeAlias = Literal["allow", "ask", "deny"]
 PermissionMode: TypeAlias = Literal[
     "default", "acceptEdits", "plan", "bypassPermissions", "dontAsk"
@@ -47,7 +49,9 @@ class PermissionRequest:
 
     `read_only` and `needs_permission` come from the tool's class; `tool_input` is the
     validated input the model sent (for Bash the `command`, for file tools `file_path`
-    or `path`, for WebFetch `url`).
+    or `path`, for WebFetch `url`), which approvals show. `target` is what the call
+    touches, as the tool declared it from its validated arguments; None: the engine
+    reads it from `tool_name` and `tool_input` (`targets.target_from_input`).
     """
 
     tool_name: str
@@ -56,6 +60,7 @@ class PermissionRequest:
     needs_permission: bool = True
     cwd: Path | None = None
     """Where a Bash command will run (the directory earlier calls `cd`-ed to)."""
+    target: PermissionTarget | None = None
 
 
 ExecTier: TypeAlias = Literal["read", "write"]

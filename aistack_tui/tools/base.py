@@ -21,6 +21,7 @@ from typing import Any, ClassVar, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from aistack_tui.llm.types import ImageBlock, TextBlock, ToolSpec
+from aistack_tui.permissions.targets import PermissionTarget, target_from_input
 from aistack_tui.permissions.types import APPROVED_GRANT, ExecGrant
 from aistack_tui.tools.diffs import FileDiff
 
@@ -205,6 +206,17 @@ class Tool(ABC, Generic[ArgsT]):
     def path_argument(self, args: ArgsT) -> str | None:
         """The file or directory the call touches, if any (for locks and permissions)."""
         return getattr(args, "file_path", None) or getattr(args, "path", None)
+
+    def permission_target(self, args: ArgsT) -> PermissionTarget:
+        """What the call touches, for the permission engine to judge.
+
+        Built-in tools declare it from their typed arguments. This default reads the input
+        the way settings describe a tool of this name, so a tool that declares nothing
+        (an MCP tool, a tool a front end adds) is judged exactly as a call with that name
+        and input from anywhere else would be: by its bare rules when the name is not a
+        built-in's.
+        """
+        return target_from_input(self.name, args.model_dump(by_alias=True, exclude_none=True))
 
     def describe(self, args: ArgsT) -> ToolCallDisplay:
         """The one-line summary shown before the call runs."""

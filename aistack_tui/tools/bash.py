@@ -26,6 +26,7 @@ from pydantic import Field
 
 from aistack_tui.permissions.bash_model import CREDENTIAL_NAME
 from aistack_tui.permissions.secrets import mask_secrets
+from aistack_tui.permissions.targets import PermissionTarget, ShellCommand
 from aistack_tui.tools.background import shells_of
 from aistack_tui.tools.base import (
     Tool,
@@ -95,6 +96,10 @@ class BashTool(CompactSpec, Tool[BashArgs]):
 
     def path_argument(self, args: BashArgs) -> str | None:
         return None
+
+    def permission_target(self, args: BashArgs) -> PermissionTarget:
+        """The command line, judged part by part."""
+        return ShellCommand(args.command)
 
     def describe(self, args: BashArgs) -> ToolCallDisplay:
         return ToolCallDisplay(

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from aistack_tui.beneath import Location
+from aistack_tui.permissions.targets import PathWrite, PermissionTarget
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -192,6 +193,10 @@ class EditTool(CompactSpec, _EditBase, Tool[EditArgs]):
             )
         ]
 
+    def permission_target(self, args: EditArgs) -> PermissionTarget:
+        """The file changed."""
+        return PathWrite(args.file_path)
+
     def describe(self, args: EditArgs) -> ToolCallDisplay:
         return ToolCallDisplay(summary=f"Edit {args.file_path}")
 
@@ -203,6 +208,10 @@ class MultiEditTool(CompactSpec, _EditBase, Tool[MultiEditArgs]):
     def _operations(self, args: ToolArgs) -> list[EditOperation]:
         assert isinstance(args, MultiEditArgs)
         return list(args.edits)
+
+    def permission_target(self, args: MultiEditArgs) -> PermissionTarget:
+        """The file changed."""
+        return PathWrite(args.file_path)
 
     def describe(self, args: MultiEditArgs) -> ToolCallDisplay:
         n = len(args.edits)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from aistack_tui.permissions.targets import PathRead, PermissionTarget
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -71,6 +72,10 @@ class GlobTool(CompactSpec, Tool[GlobArgs]):
     def path_argument(self, args: GlobArgs) -> str | None:
         base, _ = split_pattern(args.pattern)
         return base or args.path
+
+    def permission_target(self, args: GlobArgs) -> PermissionTarget:
+        """The tree searched, and where the pattern climbs to (`../x/*`, `/etc/*`)."""
+        return PathRead(args.path or ".", args.pattern)
 
     def describe(self, args: GlobArgs) -> ToolCallDisplay:
         where = f" in {args.path}" if args.path else ""

@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from aistack_tui.permissions.targets import PathRead, PermissionTarget
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -105,6 +106,10 @@ class GrepTool(CompactSpec, Tool[GrepArgs]):
     name = "Grep"
     args_model = GrepArgs
     read_only = True
+
+    def permission_target(self, args: GrepArgs) -> PermissionTarget:
+        """The file or tree searched."""
+        return PathRead(args.path or ".")
 
     def describe(self, args: GrepArgs) -> ToolCallDisplay:
         summary = f'Grep "{args.pattern}"'

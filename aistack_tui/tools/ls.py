@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from aistack_tui.permissions.targets import PathRead, PermissionTarget
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -73,6 +74,10 @@ class LSTool(CompactSpec, Tool[LSArgs]):
     name = "LS"
     args_model = LSArgs
     read_only = True
+
+    def permission_target(self, args: LSArgs) -> PermissionTarget:
+        """The directory listed."""
+        return PathRead(args.path)
 
     def describe(self, args: LSArgs) -> ToolCallDisplay:
         return ToolCallDisplay(summary=f"LS {args.path}")

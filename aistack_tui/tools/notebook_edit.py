@@ -17,6 +17,7 @@ from typing import Literal
 from pydantic import Field
 
 from aistack_tui.beneath import Location
+from aistack_tui.permissions.targets import PathWrite, PermissionTarget
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -54,6 +55,10 @@ class NotebookEditTool(CompactSpec, Tool[NotebookEditArgs]):
 
     def path_argument(self, args: NotebookEditArgs) -> str | None:
         return args.notebook_path
+
+    def permission_target(self, args: NotebookEditArgs) -> PermissionTarget:
+        """The notebook changed."""
+        return PathWrite(args.notebook_path)
 
     def describe(self, args: NotebookEditArgs) -> ToolCallDisplay:
         which = f" {args.cell_id}" if args.cell_id else ""

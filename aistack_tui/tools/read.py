@@ -21,6 +21,7 @@ from pydantic import Field
 
 from aistack_tui.beneath import Location, UnsafePath
 from aistack_tui.llm.types import ImageBlock, TextBlock
+from aistack_tui.permissions.targets import PathRead, PermissionTarget
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -165,6 +166,10 @@ class ReadTool(CompactSpec, Tool[ReadArgs]):
     name = "Read"
     args_model = ReadArgs
     read_only = True
+
+    def permission_target(self, args: ReadArgs) -> PermissionTarget:
+        """Read opens this one file: the decision pins it."""
+        return PathRead(args.file_path, opens=True)
 
     def describe(self, args: ReadArgs) -> ToolCallDisplay:
         summary = f"Read {args.file_path}"

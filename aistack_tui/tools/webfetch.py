@@ -23,6 +23,7 @@ from urllib.parse import urljoin, urlparse, urlsplit
 from pydantic import Field
 
 from aistack_tui.permissions.access import FETCH_CHECK
+from aistack_tui.permissions.targets import PermissionTarget, UrlFetch
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -150,6 +151,10 @@ class WebFetchTool(CompactSpec, Tool[WebFetchArgs]):
 
     def path_argument(self, args: WebFetchArgs) -> str | None:
         return None
+
+    def permission_target(self, args: WebFetchArgs) -> PermissionTarget:
+        """The URL fetched (each redirect is checked again as it comes)."""
+        return UrlFetch(args.url)
 
     def describe(self, args: WebFetchArgs) -> ToolCallDisplay:
         return ToolCallDisplay(summary=f"WebFetch {args.url}", detail=args.prompt or "")

@@ -18,6 +18,7 @@ from pathlib import Path
 from pydantic import Field
 
 from aistack_tui.beneath import Location
+from aistack_tui.permissions.targets import PathWrite, PermissionTarget
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -113,6 +114,10 @@ async def apply_change(change: FileChange, ctx: ToolContext, found: Location) ->
 class WriteTool(CompactSpec, Tool[WriteArgs]):
     name = "Write"
     args_model = WriteArgs
+
+    def permission_target(self, args: WriteArgs) -> PermissionTarget:
+        """The file written."""
+        return PathWrite(args.file_path)
 
     def describe(self, args: WriteArgs) -> ToolCallDisplay:
         return ToolCallDisplay(summary=f"Write {args.file_path}")
