@@ -12,7 +12,10 @@ too, because it is a command whose effect is on the context rather than on files
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeAlias
 
 from aistack_tui.permissions.bash_model import (
     DYN,
@@ -131,6 +134,44 @@ def _shell_script(argv: tuple[str, ...]) -> tuple[str | None, bool]:
     return None, False
 
 
+@dataclass(slots=True)
+class _Call:
+    """One command being looked through: what `add_part` was given, as a wrapper's
+    handler may change it (`env X=1` adds a variable, `find -exec` drops its command)."""
+
+    argv: tuple[str, ...]
+    text: str
+    globbed: frozenset[int]
+    env: tuple[str, ...]
+    ctx: AnalysisContext
+    depth: int
+    views: tuple[tuple[str, ...], ...]
+    wrappers: tuple[str, ...]
+
+    def record(self, wrappers: tuple[str, ...], allow_view: int, needs_allow: bool) -> None:
+        _record(
+            self.views, self.text, self.globbed, self.env, self.ctx, wrappers, allow_view,
+            needs_allow,
+        )
+
+    def nested(self, script: str, problem: str) -> None:
+        """Analyse `script` as commands of its own, or name the problem when it is dynamic."""
+        if DYN in script:
+            self.ctx.problem(problem)
+        else:
+            self.ctx.nested(script, self.ctx, self.depth + 1)
+
+
+class _Handled:
+    """A handler's answer when it recorded the part (or refused it) itself."""
+
+
+HANDLED = _Handled()
+_Step: TypeAlias = "int | _Handled | None"
+"""What a wrapper's handler says: the index its inner command starts at (looked through
+like any wrapper), None (no inner command: record the part as it is) or HANDLED."""
+
+
 def add_part(
     argv: tuple[str, ...],
     text: str,
@@ -143,145 +184,200 @@ def add_part(
     allow_outer: bool = False,
 ) -> None:
     """Record `argv` as a part, first looking through any wrapper it starts with."""
-    views = (*views, argv)
+    call = _Call(argv, text, globbed, env, ctx, depth, (*views, argv), wrappers)
     name = argv[0].rsplit("/", 1)[-1] if argv and "/" in argv[0] else (argv[0] if argv else "")
-    inner_start: int | None = None
-    if name in ("cd", "pushd", "popd"):
-        _record(views, text, globbed, env, ctx, wrappers, -1, True)
-        _cd(argv, ctx)
-        return None
-    if name == "env":
-        i = 1
-        while i < len(argv):
-            word = argv[i]
-            if word in ("-u", "--unset"):
-                i += 2
-            elif word in ("-C", "--chdir") or word.startswith(("--chdir=", "-C")):
-                ctx.cwd = None
-                i += 2 if word in ("-C", "--chdir") else 1
-            elif word.startswith(("-S", "--split-string")):
-                ctx.problem("env -S splits a string into a command")
-                return
-            elif word.startswith("-") and word != "-":
-                i += 1
-            elif "=" in word and not word.startswith("="):
-                env = (*env, word.split("=", 1)[0])
-                i += 1
-            else:
-                break
-        inner_start = i if i < len(argv) else None
-    elif name == "timeout":
-        i = _skip_options(argv, 1, _TIMEOUT_OPTS)
-        inner_start = i + 1 if i + 1 < len(argv) else None
-    elif name == "nice":
-        i = 1
-        if i < len(argv) and argv[i].startswith("-") and argv[i][1:].lstrip("-").isdigit():
-            i += 1
-        inner_start = _skip_options(argv, i, _NICE_OPTS)
-    elif name in ("stdbuf", "ionice"):
-        inner_start = _skip_options(argv, 1, _STDBUF_OPTS if name == "stdbuf" else _IONICE_OPTS)
-    elif name in _EXEC_TRANSPARENT:
-        if name in ("command", "builtin") and any(a in ("-v", "-V") for a in argv[1:2]):
-            inner_start = None
-        else:
-            inner_start = _skip_options(argv, 1, frozenset({"-a"}))
-    elif name in ("sudo", "doas"):
-        i = _skip_options(argv, 1, _SUDO_OPTS)
-        opts = argv[1:i]
-        if any(o in ("-s", "-i", "--shell", "--login") for o in opts) and i < len(argv):
-            script = " ".join(argv[i:])
-            if DYN in script:
-                ctx.problem("sudo -s with a dynamic command")
-            else:
-                ctx.nested(script, ctx, depth + 1)
-            return _record(views, text, globbed, env, ctx, (*wrappers, name), 0, True)
-        if i < len(argv):
-            return add_part(
-                argv[i:],
-                text,
-                frozenset(),
-                env,
-                ctx,
-                depth,
-                views,
-                (*wrappers, name),
-                allow_outer=True,
-            )
-    elif name == "xargs":
-        i = 1
-        replace: str | None = None
-        while i < len(argv):
-            word = argv[i]
-            if word == "--":
-                i += 1
-                break
-            if not word.startswith("-") or word == "-":
-                break
-            if word in ("-I", "--replace"):
-                replace = argv[i + 1] if i + 1 < len(argv) else None
-                i += 2
-            elif word.startswith("-I") and len(word) > 2:
-                replace = word[2:]
-                i += 1
-            elif word in ("-a", "--arg-file") or word.startswith(("--arg-file=", "-a")):
-                # xargs reads its arguments from this file: a read like `<` would be.
-                if word in ("-a", "--arg-file"):
-                    value = argv[i + 1] if i + 1 < len(argv) else ""
-                    i += 2
-                else:
-                    value = word.split("=", 1)[1] if "=" in word else word[2:]
-                    i += 1
-                ctx.analysis.files.append(FileAccess(value, False, ctx.cwd, text))
-            elif word in _XARGS_OPTS:
-                i += 2
-            else:
-                i += 1
-        inner = argv[i:] or ("echo",)
-        inner = tuple(DYN if replace in a else a for a in inner) if replace else (*inner, DYN)
-        if DYN in inner[0]:
-            ctx.problem("xargs runs a command chosen at run time")
-            return
-        return add_part(inner, text, frozenset(), env, ctx, depth, views, (*wrappers, name))
-    elif name in SHELLS:
-        script, is_c = _shell_script(argv)
-        if is_c:
-            if script is None:
-                ctx.problem(f"{name} -c with a script that depends on variables")
-            else:
-                ctx.nested(script, ctx, depth + 1)
-            return _record(views, text, globbed, env, ctx, (*wrappers, name), -1, False)
-    elif name == "eval":
-        script = " ".join(argv[1:])
-        if DYN in script:
-            ctx.problem("eval of a string that depends on variables")
-        else:
-            ctx.nested(script, ctx, depth + 1)
-        return _record(views, text, globbed, env, ctx, (*wrappers, name), -1, False)
-    elif name in ("watch",):
-        i = _skip_options(argv, 1, frozenset({"-n", "--interval", "-d", "--differences"}))
-        script = " ".join(argv[i:])
-        if DYN in script or not script:
-            ctx.problem("watch of a command that depends on variables")
-        else:
-            ctx.nested(script, ctx, depth + 1)
-        return _record(views, text, globbed, env, ctx, (*wrappers, name), -1, False)
-    elif name == "find":
-        argv, globbed = _find(argv, globbed, text, env, ctx, depth, wrappers)
-        views = (*views[:-1], argv)
-    elif name in ("coproc", "trap", "alias", "enable", "shopt", "set", "hash", "fc"):
-        ctx.problem(f"{name} changes how the shell runs later commands")
+    handler = _HANDLERS.get(name)
+    step = handler(call, name) if handler is not None else None
+    if isinstance(step, _Handled):
         return
-    if inner_start is not None and inner_start < len(argv):
-        inner = argv[inner_start:]
+    if step is not None and step < len(call.argv):
+        inner = call.argv[step:]
         if DYN in inner[0]:
             ctx.problem("a wrapper runs a command chosen at run time")
             return
-        shifted = frozenset(i - inner_start for i in globbed if i >= inner_start)
-        return add_part(
-            inner, text, shifted, env, ctx, depth, views, (*wrappers, name), allow_outer=allow_outer
+        shifted = frozenset(i - step for i in call.globbed if i >= step)
+        add_part(
+            inner, text, shifted, call.env, ctx, depth, call.views, (*wrappers, name),
+            allow_outer=allow_outer,
         )
-    allow_view = 0 if allow_outer else -1
-    return _record(views, text, globbed, env, ctx, wrappers, allow_view, True)
+        return
+    call.record(wrappers, 0 if allow_outer else -1, True)
+
+
+def _cd_part(call: _Call, name: str) -> _Step:
+    call.record(call.wrappers, -1, True)
+    _cd(call.argv, call.ctx)
+    return HANDLED
+
+
+def _env(call: _Call, name: str) -> _Step:
+    argv, i = call.argv, 1
+    while i < len(argv):
+        word = argv[i]
+        if word in ("-u", "--unset"):
+            i += 2
+        elif word in ("-C", "--chdir") or word.startswith(("--chdir=", "-C")):
+            call.ctx.cwd = None
+            i += 2 if word in ("-C", "--chdir") else 1
+        elif word.startswith(("-S", "--split-string")):
+            call.ctx.problem("env -S splits a string into a command")
+            return HANDLED
+        elif word.startswith("-") and word != "-":
+            i += 1
+        elif "=" in word and not word.startswith("="):
+            call.env = (*call.env, word.split("=", 1)[0])
+            i += 1
+        else:
+            break
+    return i
+
+
+def _timeout(call: _Call, name: str) -> _Step:
+    return _skip_options(call.argv, 1, _TIMEOUT_OPTS) + 1  # the duration comes first
+
+
+def _nice(call: _Call, name: str) -> _Step:
+    argv, i = call.argv, 1
+    if i < len(argv) and argv[i].startswith("-") and argv[i][1:].lstrip("-").isdigit():
+        i += 1
+    return _skip_options(argv, i, _NICE_OPTS)
+
+
+def _with_options(options: frozenset[str]) -> Callable[[_Call, str], _Step]:
+    """A wrapper whose own options (`options` taking a value) come before the command."""
+    return lambda call, name: _skip_options(call.argv, 1, options)
+
+
+def _transparent(call: _Call, name: str) -> _Step:
+    if name in ("command", "builtin") and any(a in ("-v", "-V") for a in call.argv[1:2]):
+        return None  # `command -v make` only looks `make` up
+    return _skip_options(call.argv, 1, frozenset({"-a"}))
+
+
+def _sudo(call: _Call, name: str) -> _Step:
+    argv = call.argv
+    i = _skip_options(argv, 1, _SUDO_OPTS)
+    if i >= len(argv):
+        return None
+    if any(o in ("-s", "-i", "--shell", "--login") for o in argv[1:i]):
+        call.nested(" ".join(argv[i:]), "sudo -s with a dynamic command")
+        call.record((*call.wrappers, name), 0, True)
+        return HANDLED
+    # A rule for the inner command allows it, but a deny rule for `sudo` still sees it all.
+    add_part(
+        argv[i:], call.text, frozenset(), call.env, call.ctx, call.depth, call.views,
+        (*call.wrappers, name), allow_outer=True,
+    )
+    return HANDLED
+
+
+def _xargs(call: _Call, name: str) -> _Step:
+    i, replace = _xargs_options(call)
+    inner = call.argv[i:] or ("echo",)
+    inner = tuple(DYN if replace in a else a for a in inner) if replace else (*inner, DYN)
+    if DYN in inner[0]:
+        call.ctx.problem("xargs runs a command chosen at run time")
+        return HANDLED
+    add_part(
+        inner, call.text, frozenset(), call.env, call.ctx, call.depth, call.views,
+        (*call.wrappers, name),
+    )
+    return HANDLED
+
+
+def _xargs_options(call: _Call) -> tuple[int, str | None]:
+    """Where xargs' command starts, and its `-I` replacement string; an `-a FILE` it reads
+    its arguments from is recorded as a read, like `<` would be."""
+    argv, i = call.argv, 1
+    replace: str | None = None
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return i + 1, replace
+        if not word.startswith("-") or word == "-":
+            break
+        if word in ("-I", "--replace"):
+            replace = argv[i + 1] if i + 1 < len(argv) else None
+            i += 2
+        elif word.startswith("-I") and len(word) > 2:
+            replace = word[2:]
+            i += 1
+        elif word in ("-a", "--arg-file"):
+            value = argv[i + 1] if i + 1 < len(argv) else ""
+            call.ctx.analysis.files.append(FileAccess(value, False, call.ctx.cwd, call.text))
+            i += 2
+        elif word.startswith(("--arg-file=", "-a")):
+            value = word.split("=", 1)[1] if "=" in word else word[2:]
+            call.ctx.analysis.files.append(FileAccess(value, False, call.ctx.cwd, call.text))
+            i += 1
+        else:
+            i += 2 if word in _XARGS_OPTS else 1
+    return i, replace
+
+
+def _shell(call: _Call, name: str) -> _Step:
+    script, is_c = _shell_script(call.argv)
+    if not is_c:
+        return None
+    if script is None:
+        call.ctx.problem(f"{name} -c with a script that depends on variables")
+    else:
+        call.ctx.nested(script, call.ctx, call.depth + 1)
+    call.record((*call.wrappers, name), -1, False)
+    return HANDLED
+
+
+def _eval(call: _Call, name: str) -> _Step:
+    call.nested(" ".join(call.argv[1:]), "eval of a string that depends on variables")
+    call.record((*call.wrappers, name), -1, False)
+    return HANDLED
+
+
+def _watch(call: _Call, name: str) -> _Step:
+    i = _skip_options(call.argv, 1, frozenset({"-n", "--interval", "-d", "--differences"}))
+    script = " ".join(call.argv[i:])
+    if script:
+        call.nested(script, "watch of a command that depends on variables")
+    else:
+        call.ctx.problem("watch of a command that depends on variables")
+    call.record((*call.wrappers, name), -1, False)
+    return HANDLED
+
+
+def _find_part(call: _Call, name: str) -> _Step:
+    call.argv, call.globbed = _find(
+        call.argv, call.globbed, call.text, call.env, call.ctx, call.depth, call.wrappers
+    )
+    call.views = (*call.views[:-1], call.argv)
+    return None
+
+
+def _changes_shell(call: _Call, name: str) -> _Step:
+    call.ctx.problem(f"{name} changes how the shell runs later commands")
+    return HANDLED
+
+
+_HANDLERS: dict[str, Callable[[_Call, str], _Step]] = {
+    **dict.fromkeys(("cd", "pushd", "popd"), _cd_part),
+    "env": _env,
+    "timeout": _timeout,
+    "nice": _nice,
+    "stdbuf": _with_options(_STDBUF_OPTS),
+    "ionice": _with_options(_IONICE_OPTS),
+    **dict.fromkeys(_EXEC_TRANSPARENT, _transparent),
+    "sudo": _sudo,
+    "doas": _sudo,
+    "xargs": _xargs,
+    **dict.fromkeys(SHELLS, _shell),
+    "eval": _eval,
+    "watch": _watch,
+    "find": _find_part,
+    **dict.fromkeys(
+        ("coproc", "trap", "alias", "enable", "shopt", "set", "hash", "fc"), _changes_shell
+    ),
+}
+"""How each wrapper is looked through, by its program name (any other program is recorded
+as it is)."""
 
 
 def _record(
