@@ -20,8 +20,8 @@ are re-exported here, so this stays the one import for callers.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import tree_sitter_bash
 from tree_sitter import Language, Node, Parser
@@ -39,6 +39,8 @@ from aistack_tui.permissions.bash_model import (
     CommandPart,
     FileAccess,
     dangerous_env,
+    describe,
+    static_args,
 )
 from aistack_tui.permissions.bash_wrappers import PIPE_WRAPPERS, add_part
 from aistack_tui.permissions.readonly_commands import env_is_safe
@@ -151,63 +153,74 @@ def _statement(node: Node, ctx: AnalysisContext, depth: int) -> None:
     if kind in _SKIP or not node.is_named:
         return
     if kind in _CONTAINERS or kind == "pipeline":
-        if kind == "pipeline":
-            names: list[str] = []
-            for child in node.named_children:
-                cmd = child
-                while (
-                    cmd.type in ("redirected_statement", "negated_command") and cmd.named_children
-                ):
-                    cmd = cmd.named_children[0]
-                names.append(_static_name(cmd) if cmd.type == "command" else "")
-            ctx.analysis.pipelines.append(names)
-        before = ctx.cwd
-        for child in node.named_children:
-            if child.type == "variable_name":
-                continue
-            if child.type in _WORDISH:
-                _word(child, ctx, depth)
-            else:
-                _statement(child, ctx, depth)
-        if kind in _LOOPS and ctx.cwd != before:
-            ctx.problem("changes directory inside a loop")
+        _container(node, ctx, depth)
         return
-    if kind == "redirected_statement":
-        for child in node.named_children:
-            if child.type in _REDIRECTS:
-                _redirect(child, ctx, depth)
-            else:
-                _statement(child, ctx, depth)
-        return
-    if kind == "command":
-        _command(node, ctx, depth)
-        return
-    if kind in ("variable_assignment", "variable_assignments"):
-        _subscript_check(node, ctx)
-        _standalone_assign_check(_assignments(node, ctx, depth), ctx)
-        return
-    if kind == "declaration_command":
-        _subscript_check(node, ctx)
-        _declaration(node, ctx, depth)
-        return
-    if kind == "unset_command":
-        _subscript_check(node, ctx)
-        for child in node.named_children:
-            if child.type in _WORDISH:
-                _word(child, ctx, depth)
-        return
-    if kind == "test_command":
-        _subscript_check(node, ctx)
-        _test(node, ctx, depth)
-        return
-    if kind == "function_definition":
-        ctx.analysis.function_bodies.append(_text(node))
-        ctx.problem("defines a shell function (it could shadow any command)")
-        return
-    if kind in _WORDISH:
+    handler = _STATEMENTS.get(kind)
+    if handler is not None:
+        handler(node, ctx, depth)
+    elif kind in _WORDISH:
         _word(node, ctx, depth)
-        return
-    ctx.problem(f"unsupported shell construct: {kind}")
+    else:
+        ctx.problem(f"unsupported shell construct: {kind}")
+
+
+def _container(node: Node, ctx: AnalysisContext, depth: int) -> None:
+    """A list, a pipeline, a loop, a group...: each statement in it; a pipeline's stage
+    names are kept for the guardrails."""
+    if node.type == "pipeline":
+        ctx.analysis.pipelines.append([_stage_name(child) for child in node.named_children])
+    before = ctx.cwd
+    for child in node.named_children:
+        if child.type == "variable_name":
+            continue
+        if child.type in _WORDISH:
+            _word(child, ctx, depth)
+        else:
+            _statement(child, ctx, depth)
+    if node.type in _LOOPS and ctx.cwd != before:
+        ctx.problem("changes directory inside a loop")
+
+
+def _stage_name(stage: Node) -> str:
+    cmd = stage
+    while cmd.type in ("redirected_statement", "negated_command") and cmd.named_children:
+        cmd = cmd.named_children[0]
+    return _static_name(cmd) if cmd.type == "command" else ""
+
+
+def _redirected(node: Node, ctx: AnalysisContext, depth: int) -> None:
+    for child in node.named_children:
+        if child.type in _REDIRECTS:
+            _redirect(child, ctx, depth)
+        else:
+            _statement(child, ctx, depth)
+
+
+def _assignment_statement(node: Node, ctx: AnalysisContext, depth: int) -> None:
+    _subscript_check(node, ctx)
+    _standalone_assign_check(_assignments(node, ctx, depth), ctx)
+
+
+def _declaration_statement(node: Node, ctx: AnalysisContext, depth: int) -> None:
+    _subscript_check(node, ctx)
+    _declaration(node, ctx, depth)
+
+
+def _unset(node: Node, ctx: AnalysisContext, depth: int) -> None:
+    _subscript_check(node, ctx)
+    for child in node.named_children:
+        if child.type in _WORDISH:
+            _word(child, ctx, depth)
+
+
+def _test_statement(node: Node, ctx: AnalysisContext, depth: int) -> None:
+    _subscript_check(node, ctx)
+    _test(node, ctx, depth)
+
+
+def _function_definition(node: Node, ctx: AnalysisContext, depth: int) -> None:
+    ctx.analysis.function_bodies.append(_text(node))
+    ctx.problem("defines a shell function (it could shadow any command)")
 
 
 def _static_name(command: Node) -> str:
@@ -475,23 +488,31 @@ def _redirect(node: Node, ctx: AnalysisContext, depth: int) -> None:
     if node.type == "herestring_redirect":
         for child in node.named_children:
             _word(child, ctx, depth)
-        return
-    if node.type == "heredoc_redirect":
-        start = node.child_by_field_name("delimiter") or next(
-            (c for c in node.named_children if c.type == "heredoc_start"), None
-        )
-        quoted = start is not None and any(q in _text(start) for q in "'\"\\")
-        for child in node.named_children:
-            if child.type == "heredoc_body" and not quoted:
-                _substitutions(child, ctx, depth)
-            elif child.type in _REDIRECTS:
-                _redirect(child, ctx, depth)
-        return
-    op = ""
-    for child in node.children:
-        if not child.is_named:
-            op = _text(child)
-            break
+    elif node.type == "heredoc_redirect":
+        _heredoc(node, ctx, depth)
+    else:
+        _file_redirect(node, ctx, depth)
+
+
+def _heredoc(node: Node, ctx: AnalysisContext, depth: int) -> None:
+    """A here-document: its body's substitutions run unless the delimiter is quoted."""
+    start = node.child_by_field_name("delimiter") or next(
+        (c for c in node.named_children if c.type == "heredoc_start"), None
+    )
+    quoted = start is not None and any(q in _text(start) for q in "'\"\\")
+    for child in node.named_children:
+        if child.type == "heredoc_body" and not quoted:
+            _substitutions(child, ctx, depth)
+        elif child.type in _REDIRECTS:
+            _redirect(child, ctx, depth)
+
+
+_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero"})
+
+
+def _file_redirect(node: Node, ctx: AnalysisContext, depth: int) -> None:
+    """`> f`, `>> f`, `< f`, `2>&1`...: a file read or written, recorded for the rules."""
+    op = next((_text(c) for c in node.children if not c.is_named), "")
     dest = node.child_by_field_name("destination")
     if dest is None:
         named = [c for c in node.named_children if c.type != "file_descriptor"]
@@ -501,21 +522,16 @@ def _redirect(node: Node, ctx: AnalysisContext, depth: int) -> None:
         return
     value, glob = _word(dest, ctx, depth)
     if op in (">&", "<&") and (dest.type == "number" or value == "-" or value.isdigit()):
-        return
+        return  # a duplicated or closed descriptor, not a file
     if op in ("<&", ">&-", "<&-"):
         return
     write = op in _WRITE_OPS
-    if op not in _WRITE_OPS and op != "<":
+    if not write and op != "<":
         ctx.problem(f"unsupported redirection {op!r}")
-        return
-    if DYN in value or glob:
+    elif DYN in value or glob:
         ctx.problem("a redirection target that depends on variables or globs")
-        return
-    if value in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero") or (
-        value.startswith("/dev/fd/")
-    ):
-        return
-    ctx.analysis.files.append(FileAccess(value, write, ctx.cwd, _text(node)))
+    elif value not in _DEVICES and not value.startswith("/dev/fd/"):
+        ctx.analysis.files.append(FileAccess(value, write, ctx.cwd, _text(node)))
 
 
 # --- simple commands and wrappers -------------------------------------------------------
@@ -569,19 +585,15 @@ def _command(node: Node, ctx: AnalysisContext, depth: int) -> None:
     )
 
 
-def describe(analysis: BashAnalysis) -> list[str]:
-    """One line per part for `permissions check`: what runs, through which wrappers."""
-    lines: list[str] = []
-    for part in analysis.parts:
-        shown = " ".join(a.replace(DYN, "…") for a in part.argv)
-        via = f"  (via {' > '.join(part.wrappers)})" if part.wrappers else ""
-        note = "" if part.needs_allow else "  (script analysed separately)"
-        lines.append(f"{shown}{via}{note}")
-    for f in analysis.files:
-        lines.append(f"{'write' if f.write else 'read'} {f.path}  (redirection)")
-    return lines
-
-
-def static_args(argv: tuple[str, ...]) -> list[Any]:
-    """Arguments with DYN shown as `…`, for messages."""
-    return [a.replace(DYN, "…") for a in argv]
+_STATEMENTS: dict[str, Callable[[Node, AnalysisContext, int], None]] = {
+    "redirected_statement": _redirected,
+    "command": _command,
+    "variable_assignment": _assignment_statement,
+    "variable_assignments": _assignment_statement,
+    "declaration_command": _declaration_statement,
+    "unset_command": _unset,
+    "test_command": _test_statement,
+    "function_definition": _function_definition,
+}
+"""How each kind of statement node is analysed (lists, pipelines and loops are
+containers; words are words; anything else is a construct the analysis refuses)."""

@@ -16,7 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aistack_tui.permissions import modes
-from aistack_tui.permissions.bash_model import DYN, BashAnalysis, CommandPart, dangerous_env
+from aistack_tui.permissions.bash_model import (
+    DYN,
+    BashAnalysis,
+    CommandPart,
+    dangerous_env,
+    describe,
+)
 from aistack_tui.permissions.guardrails import dangerous_command_warnings
 from aistack_tui.permissions.paths import (
     PathError,
@@ -82,7 +88,7 @@ class BashCheck:
     def decide(self, command: str, cwd: Path | None) -> Decision:
         """The decision for `command`, run in `cwd` (None: the session's directory)."""
         # The tree-sitter parser loads on the first Bash check, not at start-up.
-        from aistack_tui.permissions.bash import analyze, describe
+        from aistack_tui.permissions.bash import analyze
 
         book = self.book
         analysis = analyze(command, real(cwd) if cwd is not None else book.cwd, book.home)

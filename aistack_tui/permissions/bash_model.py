@@ -2,8 +2,8 @@
 
 This module sits below both halves of the analysis — the syntax-tree walker in `bash.py`
 and the wrapper unwrapping in `bash_wrappers.py` — so neither imports the other's
-internals. Everything here is data: limits, result types, the walk's context and the
-list of environment variables that change what a command runs.
+internals. Everything here is data: limits, result types, the walk's context, the
+list of environment variables that change what a command runs, and an analysis in words.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 # Marks a word whose value is only known at run time; no rule contains it, so such a
 # word can never satisfy a literal rule.
@@ -161,3 +161,21 @@ class AnalysisContext:
 
 # (script, context, depth) -> None: analyse `script` as commands into `context`.
 NestedAnalyzer: TypeAlias = Callable[[str, AnalysisContext, int], None]
+
+
+def describe(analysis: BashAnalysis) -> list[str]:
+    """One line per part for `permissions check`: what runs, through which wrappers."""
+    lines: list[str] = []
+    for part in analysis.parts:
+        shown = " ".join(a.replace(DYN, "…") for a in part.argv)
+        via = f"  (via {' > '.join(part.wrappers)})" if part.wrappers else ""
+        note = "" if part.needs_allow else "  (script analysed separately)"
+        lines.append(f"{shown}{via}{note}")
+    for f in analysis.files:
+        lines.append(f"{'write' if f.write else 'read'} {f.path}  (redirection)")
+    return lines
+
+
+def static_args(argv: tuple[str, ...]) -> list[Any]:
+    """Arguments with DYN shown as `…`, for messages."""
+    return [a.replace(DYN, "…") for a in argv]
