@@ -12,7 +12,9 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeAlias
 
 from aistack_tui.permissions.bash_model import DYN, SHELLS, BashAnalysis, CommandPart
 from aistack_tui.permissions.lazy_re import LazyPattern, lazy
@@ -218,48 +220,83 @@ def _find_warning(
 def _part_warnings(
     part: CommandPart, analysis: BashAnalysis, project_root: Path, home: Path
 ) -> list[str]:
+    name = _name(part.argv)
+    check = _PART_CHECKS.get("mkfs" if name.startswith("mkfs") else name)
+    warning = check(part, analysis, project_root, home) if check is not None else None
+    return [warning] if warning else []
+
+
+def _rm_part(
+    part: CommandPart, analysis: BashAnalysis, project_root: Path, home: Path
+) -> str | None:
+    # A `find -exec rm {}` placeholder carries DYN; a `$X` next to it would too, so the
+    # placeholder is only set aside when the command has no expansions at all.
+    placeholders = "find" in part.wrappers and not any(c in part.text for c in "$`")
+    return _rm_warning(part, project_root, home, placeholders)
+
+
+def _disk_tool(
+    part: CommandPart, analysis: BashAnalysis, project_root: Path, home: Path
+) -> str | None:
+    return f"{_name(part.argv)} can destroy a disk or its data"
+
+
+def _dd(part: CommandPart, analysis: BashAnalysis, project_root: Path, home: Path) -> str | None:
+    if any(a.startswith("of=/dev/") and _DEVICE_RE.match(a[3:]) for a in part.argv[1:]):
+        return "dd writing to a block device destroys its data"
+    return None
+
+
+def _recursive_owner(
+    part: CommandPart, analysis: BashAnalysis, project_root: Path, home: Path
+) -> str | None:
+    """`chmod -R`, `chown -R`, `chgrp -R` of a precious tree."""
     argv = part.argv
-    name = _name(argv)
-    out: list[str] = []
-    if name == "rm":
-        # A `find -exec rm {}` placeholder carries DYN; a `$X` next to it would too, so the
-        # placeholder is only set aside when the command has no expansions at all.
-        placeholders = "find" in part.wrappers and not any(c in part.text for c in "$`")
-        warning = _rm_warning(part, project_root, home, placeholders)
-        if warning:
-            out.append(warning)
-    elif name.startswith("mkfs") or name in ("fdisk", "sfdisk", "parted", "wipefs", "shred"):
-        out.append(f"{name} can destroy a disk or its data")
-    elif name == "dd" and any(
-        a.startswith("of=/dev/") and _DEVICE_RE.match(a[3:]) for a in argv[1:]
+    recursive = any(
+        a in ("-R", "--recursive") or (a.startswith("-") and "R" in a) for a in argv[1:]
+    )
+    if not recursive:
+        return None
+    for i, raw in enumerate(argv[2:], 2):
+        if not raw.startswith("-") and _operand_is_precious(i, raw, part, project_root, home):
+            return f"recursive {_name(argv)} of {raw!r}"
+    return None
+
+
+def _stops_machine(
+    part: CommandPart, analysis: BashAnalysis, project_root: Path, home: Path
+) -> str | None:
+    name = _name(part.argv)
+    if name == "systemctl" and not any(
+        a in ("poweroff", "reboot", "halt") for a in part.argv[1:]
     ):
-        out.append("dd writing to a block device destroys its data")
-    elif name in ("chmod", "chown", "chgrp"):
-        recursive = any(
-            a in ("-R", "--recursive") or (a.startswith("-") and "R" in a) for a in argv[1:]
-        )
-        if recursive:
-            for i, raw in enumerate(argv[2:], 2):
-                if not raw.startswith("-") and _operand_is_precious(
-                    i, raw, part, project_root, home
-                ):
-                    out.append(f"recursive {name} of {raw!r}")
-                    break
-    elif name in ("shutdown", "reboot", "halt", "poweroff") or (
-        name == "systemctl" and any(a in ("poweroff", "reboot", "halt") for a in argv[1:])
-    ):
-        out.append(f"{name} stops the machine")
-    elif name == "kill" and "-1" in argv[1:]:
-        out.append("kill -1 signals every process you own")
-    elif name == "git" and len(argv) > 1 and "push" in argv[1:3]:
-        warning = _force_push(argv)
-        if warning:
-            out.append(warning)
-    elif name == "find":
-        warning = _find_warning(part, analysis, project_root, home)
-        if warning:
-            out.append(warning)
-    return out
+        return None
+    return f"{name} stops the machine"
+
+
+def _kill(part: CommandPart, analysis: BashAnalysis, project_root: Path, home: Path) -> str | None:
+    return "kill -1 signals every process you own" if "-1" in part.argv[1:] else None
+
+
+def _git_push(
+    part: CommandPart, analysis: BashAnalysis, project_root: Path, home: Path
+) -> str | None:
+    argv = part.argv
+    return _force_push(argv) if len(argv) > 1 and "push" in argv[1:3] else None
+
+
+_PartCheck: TypeAlias = Callable[[CommandPart, BashAnalysis, Path, Path], str | None]
+_PART_CHECKS: dict[str, _PartCheck] = {
+    "rm": _rm_part,
+    **dict.fromkeys(("mkfs", "fdisk", "sfdisk", "parted", "wipefs", "shred"), _disk_tool),
+    "dd": _dd,
+    **dict.fromkeys(("chmod", "chown", "chgrp"), _recursive_owner),
+    **dict.fromkeys(("shutdown", "reboot", "halt", "poweroff", "systemctl"), _stops_machine),
+    "kill": _kill,
+    "git": _git_push,
+    "find": _find_warning,
+}
+"""The dangerous-command check for each program (`mkfs.*` under `mkfs`)."""
 
 
 def _force_push(argv: tuple[str, ...]) -> str | None:
