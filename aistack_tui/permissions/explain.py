@@ -138,30 +138,38 @@ def _covers(broad: Rule, other: Rule, root: Path, home: Path) -> bool:
     if other.tool == "Bash":
         return _bash_covers(broad, other)
     if other.kind == "domain" and broad.kind == "domain":
-        host = other.specifier or ""
-        if host.startswith("*."):
-            return broad.specifier == host or (
-                (broad.specifier or "").startswith("*.")
-                and domain_rule_matches(broad, "zz-probe." + host[2:])
-            )
-        return domain_rule_matches(broad, host)
+        return _domain_covers(broad, other)
     if other.kind == "path" and broad.kind == "path":
-        spec = other.specifier or ""
-        if broad.specifier == spec:
-            return True
-        compiled_broad = compile_path_rule(broad, root, home)
-        compiled_other = compile_path_rule(other, root, home)
-        literal = _literal(spec)
-        if not any(c in literal for c in "*?["):
-            return compiled_broad.matches(compiled_other.base / literal)
-        static = literal.split("/")
-        cut = next(i for i, part in enumerate(static) if any(c in part for c in "*?["))
-        top = compiled_other.base.joinpath(*static[:cut])
-        # Covered when the broad rule matches arbitrary files anywhere below the static
-        # directory the other rule starts from (a probe, not a proof: lint reports it).
-        probes = (top / "zz_probe.q", top / "zz_a" / "zz_b" / ".zz_probe")
-        return all(compiled_broad.matches(p) for p in probes)
+        return _path_covers(broad, other, root, home)
     return False
+
+
+def _domain_covers(broad: Rule, other: Rule) -> bool:
+    host = other.specifier or ""
+    if host.startswith("*."):
+        return broad.specifier == host or (
+            (broad.specifier or "").startswith("*.")
+            and domain_rule_matches(broad, "zz-probe." + host[2:])
+        )
+    return domain_rule_matches(broad, host)
+
+
+def _path_covers(broad: Rule, other: Rule, root: Path, home: Path) -> bool:
+    spec = other.specifier or ""
+    if broad.specifier == spec:
+        return True
+    compiled_broad = compile_path_rule(broad, root, home)
+    compiled_other = compile_path_rule(other, root, home)
+    literal = _literal(spec)
+    if not any(c in literal for c in "*?["):
+        return compiled_broad.matches(compiled_other.base / literal)
+    static = literal.split("/")
+    cut = next(i for i, part in enumerate(static) if any(c in part for c in "*?["))
+    top = compiled_other.base.joinpath(*static[:cut])
+    # Covered when the broad rule matches arbitrary files anywhere below the static
+    # directory the other rule starts from (a probe, not a proof: lint reports it).
+    probes = (top / "zz_probe.q", top / "zz_a" / "zz_b" / ".zz_probe")
+    return all(compiled_broad.matches(p) for p in probes)
 
 
 def _literal(spec: str) -> str:

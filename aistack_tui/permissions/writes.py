@@ -9,6 +9,8 @@ it (and then runs in the sandbox, which keeps protected paths read-only).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 def _operands(argv: tuple[str, ...], with_value: frozenset[str] = frozenset()) -> list[str]:
     out: list[str] = []
@@ -35,41 +37,77 @@ def implied_writes(argv: tuple[str, ...]) -> list[str]:
     if not argv:
         return []
     name = argv[0].rsplit("/", 1)[-1]
-    if name == "tee":
-        return _operands(argv)
-    if name in ("touch", "truncate", "mkdir", "rm", "rmdir", "unlink", "shred", "chmod",
-                "chown", "chgrp"):
-        ops = _operands(argv, frozenset({"-s", "--size", "-r", "--reference", "-m", "--mode"}))
-        if name in ("chmod", "chown", "chgrp"):
-            ops = ops[1:]
-        return ops
-    if name in ("cp", "mv", "install", "ln", "rsync"):
-        for i, word in enumerate(argv):
-            if word in ("-t", "--target-directory") and i + 1 < len(argv):
-                return [argv[i + 1]]
-            if word.startswith("--target-directory="):
-                return [word.split("=", 1)[1]]
-        ops = _operands(argv, _CP_VALUES)
-        return ops[-1:] if len(ops) >= 2 else []
-    if name in ("sed", "perl") and any(
-        w == "-i" or w.startswith(("-i", "--in-place")) or (w.startswith("-") and "i" in w[1:]
-                                                            and not w.startswith("--"))
-        for w in argv[1:]
-    ):
-        ops = _operands(argv, frozenset({"-e", "-f", "--expression", "--file"}))
-        has_script_option = any(w in ("-e", "-f", "--expression", "--file") for w in argv)
-        return ops if has_script_option else ops[1:]
-    if name == "dd":
-        return [w[3:] for w in argv[1:] if w.startswith("of=")]
-    if name in ("xxd", "uniq"):
-        ops = _operands(argv, frozenset({"-c", "-g", "-l", "-o", "-s", "-n", "-f", "-w"}))
-        return ops[1:2]  # `xxd IN OUT`, `uniq IN OUT`
+    writer = _WRITERS.get(name)
+    written = writer(argv) if writer is not None else None
+    if written is not None:
+        return written
     out = _output_options(argv, long_name="output", short="o" if name in ("sort", "tree") else "")
     if out:
         return out
     if name == "git" and len(argv) > 1:
         return _git_writes(argv)
     return []
+
+
+def _tee(argv: tuple[str, ...]) -> list[str] | None:
+    return _operands(argv)
+
+
+def _touches(argv: tuple[str, ...]) -> list[str] | None:
+    """`touch`, `mkdir`, `rm`, `chmod MODE`...: every operand (after the mode or owner)."""
+    ops = _operands(argv, frozenset({"-s", "--size", "-r", "--reference", "-m", "--mode"}))
+    return ops[1:] if argv[0].rsplit("/", 1)[-1] in ("chmod", "chown", "chgrp") else ops
+
+
+def _copies(argv: tuple[str, ...]) -> list[str] | None:
+    """`cp`, `mv`, `install`, `ln`, `rsync`: the target directory, or the last operand."""
+    for i, word in enumerate(argv):
+        if word in ("-t", "--target-directory") and i + 1 < len(argv):
+            return [argv[i + 1]]
+        if word.startswith("--target-directory="):
+            return [word.split("=", 1)[1]]
+    ops = _operands(argv, _CP_VALUES)
+    return ops[-1:] if len(ops) >= 2 else []
+
+
+_SCRIPT_OPTIONS = frozenset({"-e", "-f", "--expression", "--file"})
+
+
+def _in_place(argv: tuple[str, ...]) -> list[str] | None:
+    """`sed -i`, `perl -i`: the files edited (None without `-i`: it writes nothing)."""
+    if not any(
+        w == "-i" or w.startswith(("-i", "--in-place"))
+        or (w.startswith("-") and "i" in w[1:] and not w.startswith("--"))
+        for w in argv[1:]
+    ):
+        return None
+    ops = _operands(argv, _SCRIPT_OPTIONS)
+    has_script_option = any(w in _SCRIPT_OPTIONS for w in argv)
+    return ops if has_script_option else ops[1:]
+
+
+def _dd(argv: tuple[str, ...]) -> list[str] | None:
+    return [w[3:] for w in argv[1:] if w.startswith("of=")]
+
+
+def _second_operand(argv: tuple[str, ...]) -> list[str] | None:
+    ops = _operands(argv, frozenset({"-c", "-g", "-l", "-o", "-s", "-n", "-f", "-w"}))
+    return ops[1:2]  # `xxd IN OUT`, `uniq IN OUT`
+
+
+_WRITERS: dict[str, Callable[[tuple[str, ...]], list[str] | None]] = {
+    "tee": _tee,
+    **dict.fromkeys(
+        ("touch", "truncate", "mkdir", "rm", "rmdir", "unlink", "shred", "chmod", "chown",
+         "chgrp"),
+        _touches,
+    ),
+    **dict.fromkeys(("cp", "mv", "install", "ln", "rsync"), _copies),
+    **dict.fromkeys(("sed", "perl"), _in_place),
+    "dd": _dd,
+    **dict.fromkeys(("xxd", "uniq"), _second_operand),
+}
+"""What each well-known writer writes; None from one: look at its output options."""
 
 
 def _output_options(argv: tuple[str, ...], *, long_name: str, short: str) -> list[str]:
