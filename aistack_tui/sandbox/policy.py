@@ -32,7 +32,7 @@ on a background thread when the session starts and after every command, while th
 thinks; a command waits only for a walk still under way, and walks itself only when the
 last result is older than `SCAN_TTL_SECONDS`. The walk after a command also looks for git
 repositories that appeared during the session: one whose configuration or hooks would run
-a program is renamed out of git's way (see `quarantine_new_git`).
+a program is renamed out of git's way (`git_metadata.py`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ import concurrent.futures
 import contextlib
 import os
 import stat
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -56,6 +55,12 @@ from aistack_tui.permissions.paths import (
     is_within,
 )
 from aistack_tui.permissions.types import ExecGrant, ExecTier
+from aistack_tui.sandbox.git_metadata import (
+    GIT_ADMIN_FILES,
+    git_dir_runs_program,
+    git_paths,
+    quarantine_new_git,
+)
 
 SCAN_TTL_SECONDS = 10.0
 MAX_SCANNED_ENTRIES = 200_000
@@ -74,7 +79,7 @@ _SKIP_DIRS = frozenset(
 )
 
 # Inside every writable root: what steers the tools or runs on its own (the engine's
-# protected paths); `.git` is handled on its own (see `_git_paths`).
+# protected paths); `.git` is handled on its own (see `git_metadata.git_paths`).
 PROTECTED_IN_ROOT: tuple[str, ...] = (*sorted(PROTECTED_DIRS - {".git"}), *PROJECT_RUN_FILES)
 # In the home directory: start-up files and configuration, frozen wherever home is
 # writable (the project is home, or home is an additional directory), and credentials
@@ -94,12 +99,6 @@ HOME_SECRETS: tuple[str, ...] = (
     ".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json",
     ".config/github-copilot", ".aistack/credentials.json",
 )
-# Inside a git directory, what makes git run a program or read another repository's: kept
-# read-only even for a command that runs git (absent ones get a placeholder).
-GIT_ADMIN: tuple[str, ...] = ("config", "config.worktree", "hooks", "info", "commondir")
-GIT_ADMIN_ABSENT: tuple[str, ...] = ("hooks", "info", "commondir", "config.worktree")
-GIT_ADMIN_FILES: frozenset[str] = frozenset({"commondir", "config.worktree"})
-GIT_WORKTREE_ADMIN: tuple[str, ...] = ("commondir", "gitdir", "config.worktree")
 # Directories whose sockets need no mask of their own: the sandbox replaces them whole.
 _REPLACED_DIRS: tuple[Path, ...] = (Path("/tmp"), Path("/var/tmp"), Path("/run"),
                                     Path("/var/run"), Path("/dev"), Path("/proc"))
@@ -194,24 +193,26 @@ class ExposurePolicy:
                 )
         if grant.tier == "read":
             # Everything is read-only already: only the masks and the sockets matter.
-            sockets = [p for p in scan.sockets if not any(is_within(p, h) for h in hidden)]
+            sockets = [p for p in scan.sockets if not _inside_any(p, hidden)]
             return ExecPolicy("read", grant.network, False, tuple(hidden), (), (), (),
                               tuple(sockets))
+        return self._write_policy(scan, grant, hidden)
+
+    def _write_policy(self, scan: _Scan, grant: ExecGrant, hidden: list[Path]) -> ExecPolicy:
+        """The write tier: the masks, and what stays read-only around what it may write."""
         frozen = [*scan.frozen, *self._home_frozen(), *self._own_home()]
         placeholders, as_files = self._placeholders(frozen, grant.git)
-        git_frozen, git_pinned, git_absent = _git_paths(scan.git_entries, grant.git)
+        git_frozen, git_pinned, git_absent = git_paths(scan.git_entries, grant.git)
         frozen += git_frozen
         placeholders += [p for p in git_absent if p not in placeholders]
         as_files += [p for p in git_absent if p.name in GIT_ADMIN_FILES]
         frozen = [
-            p for p in dict.fromkeys(frozen)
-            if self._writable(p) and not any(is_within(p, h) for h in hidden)
+            p for p in dict.fromkeys(frozen) if self._writable(p) and not _inside_any(p, hidden)
         ]
-        placeholders = [p for p in placeholders if not any(is_within(p, h) for h in hidden)]
+        placeholders = [p for p in placeholders if not _inside_any(p, hidden)]
         pinned = self._ancestors([*hidden, *frozen, *placeholders]) + git_pinned
         pinned = [p for p in dict.fromkeys(pinned) if p not in frozen]
-        sockets = [p for p in scan.sockets
-                   if not any(is_within(p, h) for h in [*hidden, *frozen])]
+        sockets = [p for p in scan.sockets if not _inside_any(p, [*hidden, *frozen])]
         count = len(hidden) + len(frozen) + len(placeholders) + len(pinned) + len(sockets)
         if count > MAX_MASKS:
             raise SandboxPolicyError(
@@ -432,139 +433,11 @@ class ExposurePolicy:
                     self._known_git.add(entry)
 
 
-# Configuration keys with which git runs a program (matched on the lower-cased key: its
-# first and last components, any subsection between).
-_RUNS_PROGRAM = frozenset({
-    "core.fsmonitor", "core.hookspath", "core.pager", "core.editor", "core.sshcommand",
-    "core.askpass", "core.gitproxy", "core.alternaterefscommand", "sequence.editor",
-    "diff.external", "diff.command", "diff.textconv", "merge.driver", "filter.clean",
-    "filter.smudge", "filter.process", "credential.helper", "gpg.program",
-    "uploadpack.packobjectshook", "interactive.difffilter", "web.browser", "browser.cmd",
-    "remote.uploadpack", "remote.receivepack", "include.path", "includeif.path",
-    "pager.*", "alias.*", "man.cmd", "difftool.cmd", "mergetool.cmd",
-})
-
-
-def config_runs_program(config: Path) -> str | None:
-    """The first key of a git config file that would make git run a program, or None.
-
-    Read by git itself (`--no-includes`: reading runs nothing), so a file git cannot parse
-    counts as dangerous too: git would refuse it or read it differently from us.
-    """
-    try:
-        out = subprocess.run(
-            ["git", "config", "--file", str(config), "--no-includes", "--list", "--null"],
-            capture_output=True, timeout=10, check=False,
-            env={"PATH": os.environ.get("PATH", ""), "GIT_CONFIG_NOSYSTEM": "1",
-                 "GIT_CONFIG_GLOBAL": os.devnull, "HOME": os.devnull},
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return "an unreadable configuration"
-    if out.returncode != 0:
-        return "a configuration git cannot parse"
-    for item in out.stdout.split(b"\0"):
-        key = item.split(b"\n", 1)[0].decode(errors="replace").lower()
-        if not key:
-            continue
-        parts = key.split(".")
-        short = f"{parts[0]}.{parts[-1]}"
-        if short in _RUNS_PROGRAM or f"{parts[0]}.*" in _RUNS_PROGRAM:
-            if parts[0] == "alias" and not item.split(b"\n", 1)[-1].startswith(b"!"):
-                continue  # an alias to another git command runs nothing
-            return key
-    return None
-
-
-def git_dir_runs_program(git_dir: Path) -> str | None:
-    """Why a repository's metadata would run a program (hooks, config, indirections)."""
-    if git_dir.is_file() or git_dir.is_symlink():
-        return "a .git file or link pointing at another directory"
-    if (git_dir / "commondir").exists():
-        return "a commondir pointing at another repository"
-    hooks = git_dir / "hooks"
-    with contextlib.suppress(OSError):
-        for hook in hooks.iterdir():
-            if not hook.name.endswith(".sample"):
-                return f"a hook ({hook.name})"
-    for config in [git_dir / "config", git_dir / "config.worktree"]:
-        if config.exists():
-            why = config_runs_program(config)
-            if why is not None:
-                return f"{config.name} sets {why}"
-    return None
-
-
 def _quietly(check: Callable[[Path], str | None], path: Path) -> str | None:
     try:
         return check(path)
     except OSError:
         return None
-
-
-def quarantine_new_git(entry: Path) -> Path | None:
-    """Move a repository's metadata out of git's way (`git init` plus a `core.fsmonitor`,
-    or a `.git` file pointing at such a directory, which the user's next `git status`
-    there would run outside any sandbox). Returns where it went, None if it could not."""
-    target = entry.with_name(f".git.quarantined-by-aistack-{int(time.time())}")
-    try:
-        entry.rename(target)
-    except OSError:
-        return None
-    return target
-
-
-def _git_paths(entries: Sequence[Path], git: bool) -> tuple[list[Path], list[Path], list[Path]]:
-    """(frozen, pinned, placeholders) for the repositories' metadata.
-
-    Without git the whole `.git` (directory or file) is read-only. With git the directory
-    is pinned (it cannot be renamed or replaced) and writable, but not what runs programs
-    or points elsewhere: GIT_ADMIN, and in submodules' and worktrees' admin directories
-    the same files.
-    """
-    frozen: list[Path] = []
-    pinned: list[Path] = []
-    absent: list[Path] = []
-    for entry in entries:
-        if not entry.is_dir() or entry.is_symlink():
-            frozen.append(entry)
-            continue
-        if not git:
-            frozen.append(entry)
-            continue
-        pinned.append(entry)
-        for admin in [entry, *_nested_git_dirs(entry)]:
-            for name in GIT_ADMIN:
-                if os.path.lexists(admin / name):
-                    frozen.append(admin / name)
-            for name in GIT_ADMIN_ABSENT:
-                if not os.path.lexists(admin / name):
-                    absent.append(admin / name)
-        worktrees = entry / "worktrees"
-        with contextlib.suppress(OSError):
-            for tree in worktrees.iterdir():
-                for name in GIT_WORKTREE_ADMIN:
-                    if os.path.lexists(tree / name):
-                        frozen.append(tree / name)
-    return frozen, pinned, absent
-
-
-def _nested_git_dirs(git_dir: Path) -> list[Path]:
-    """Submodules' git directories (`modules/<name>`, nested any depth)."""
-    out: list[Path] = []
-    stack = [git_dir / "modules"]
-    while stack and len(out) < 100:
-        current = stack.pop()
-        try:
-            children = [c for c in current.iterdir() if c.is_dir() and not c.is_symlink()]
-        except OSError:
-            continue
-        for child in children:
-            if (child / "HEAD").exists():
-                out.append(child)
-                stack.append(child / "modules")
-            else:
-                stack.append(child)
-    return out
 
 
 def host_sockets(roots: Sequence[Path] = ()) -> list[Path]:
@@ -616,3 +489,7 @@ def _outermost(paths: Iterable[Path]) -> list[Path]:
         if not any(is_within(path, kept) for kept in out):
             out.append(path)
     return out
+
+
+def _inside_any(path: Path, tops: Sequence[Path]) -> bool:
+    return any(is_within(path, top) for top in tops)
