@@ -3,8 +3,8 @@
 A tool is one class with a pydantic args model (`extra="forbid"`, so a model's typo is a
 clear error instead of a silently ignored argument) and an async `run`. The model-facing
 description lives beside the code in `prompts/<Tool>.md`. Each tool declares whether it
-only reads and which path it touches, which the permission engine and the per-file locks
-of the tool runner use.
+only reads, which path it touches (for the per-file locks of the tool runner) and, from
+its validated arguments, what the permission engine judges (`permission_target`).
 """
 
 from __future__ import annotations
@@ -204,7 +204,8 @@ class Tool(ABC, Generic[ArgsT]):
             raise ToolError(f"Invalid arguments for {self.name}: {problems}") from e
 
     def path_argument(self, args: ArgsT) -> str | None:
-        """The file or directory the call touches, if any (for locks and permissions)."""
+        """The file or directory the call touches, if any (for locks and the summary line;
+        the permission engine judges `permission_target`)."""
         return getattr(args, "file_path", None) or getattr(args, "path", None)
 
     def permission_target(self, args: ArgsT) -> PermissionTarget:
