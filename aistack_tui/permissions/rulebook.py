@@ -86,10 +86,6 @@ class Rulebook:
         if rule.kind == "path" and rule not in self._compiled:
             self._compiled[rule] = compile_path_rule(rule, self.project_root, self.home)
 
-    def compiled(self, rule: Rule) -> CompiledPathRule | None:
-        """A path rule as it matches resolved paths (None for any other kind)."""
-        return self._compiled.get(rule)
-
     def resolve(self, raw: str, cwd: Path) -> Path:
         """`raw` resolved from `cwd`, cached for the check under way (`forget_paths`)."""
         key = (raw, cwd)
