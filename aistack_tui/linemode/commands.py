@@ -84,14 +84,6 @@ COMMANDS = CommandTable()
 command = COMMANDS.add
 
 
-def parse(text: str) -> tuple[str, str] | None:
-    """(`name`, `args`) when `text` is a slash command; `//x` sends `/x` as a prompt."""
-    if not text.startswith("/") or text.startswith("//"):
-        return None
-    name, _, args = text[1:].partition(" ")
-    return (name.strip(), args.strip()) if name.strip() else None
-
-
 def _lines(host: CommandHost, lines: list[str]) -> None:
     host.renderer.print(Text("\n".join(lines)))
 
@@ -105,7 +97,8 @@ async def _help(host: CommandHost, args: str) -> None:
     if custom:
         lines.append("Custom commands (docs/commands.md):")
         lines += [f"  /{name} — {help_text}" for name, help_text in custom]
-    lines.append("  @path attaches a file to the prompt · //text sends a prompt starting with /")
+    lines.append("  @path attaches a file to the prompt · !command runs a shell command · "
+                 "//text sends a prompt starting with /")
     lines.append(KEYS_HELP)
     _lines(host, lines)
 

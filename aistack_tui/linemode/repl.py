@@ -27,7 +27,7 @@ from rich.text import Text
 
 from aistack_tui import __version__
 from aistack_tui.linemode.approval_prompt import LineApprover
-from aistack_tui.linemode.commands import COMMANDS, parse
+from aistack_tui.linemode.commands import COMMANDS
 from aistack_tui.linemode.completion import LineCompleter
 from aistack_tui.linemode.elicitation_prompt import LineElicitation
 from aistack_tui.linemode.prompt import JsonLinesHistory, make_prompt_session
@@ -36,7 +36,18 @@ from aistack_tui.linemode.terminal import LineIO
 from aistack_tui.llm import types as lt
 from aistack_tui.session.config import bypass_on_command_line, next_permission_mode
 from aistack_tui.session.history import HISTORY_FILE
-from aistack_tui.session.mentions import FileIndex, prompt_blocks
+from aistack_tui.session.input import (
+    CommandFailed,
+    InputInterpreter,
+    NoInput,
+    RunBuiltin,
+    RunShell,
+    SendPrompt,
+    UnknownCommand,
+    did_you_mean,
+    unavailable_message,
+)
+from aistack_tui.session.mentions import FileIndex
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.shutdown.signals import StopSignals
 from aistack_tui.shutdown.status import EXIT_HANGUP, EXIT_OK, EXIT_USAGE
@@ -47,6 +58,7 @@ if TYPE_CHECKING:
     from aistack_tui.session.live import LiveSession
 
 TICK_S = 0.1
+SHELL_TIMEOUT_S = 120.0
 END_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 """Ctrl+C is not among them: here it interrupts the turn, or clears the line."""
 
@@ -69,6 +81,7 @@ class LineRepl:
         self.approver = approver
         self.files = FileIndex(session.project_root)
         self.files.resources = session.mcp.resource_mentions
+        self.input = InputInterpreter(session, COMMANDS.commands, shell=True)
         self._custom: list[tuple[str, str]] = []
         """(name, description) of the custom command files, for completion and /help."""
         self._preload = ""
@@ -166,34 +179,41 @@ class LineRepl:
         ]
 
     async def handle(self, text: str) -> None:
-        """One line the user sent: a command, or a prompt for the model."""
-        if not text.strip():
-            return
-        command = parse(text.strip())
-        if command is not None and COMMANDS.get(command[0]) is None:
-            custom = await self.session.expand_custom_command(text.strip())
-            if custom is None:  # an MCP server's prompt, `/mcp__server__prompt args`
-                try:
-                    custom = await self.session.mcp.expand_prompt(text.strip())
-                except ConfigError as e:
-                    self.renderer.notice(str(e), "error")
-                    return
-            if custom is not None:  # a command file: its text is the prompt
-                await self.run_turn(prompt_blocks(custom, self.session.project_root))
-                return
-        if command is not None:
-            await self.run_command(*command)
-            return
-        if text.startswith("//"):
-            text = text[1:]
-        self.files.invalidate()
-        blocks = prompt_blocks(text, self.session.project_root)
-        await self.run_turn(await self.session.mcp.attach_resources(blocks))
+        """One line the user sent: a command, a `!` shell command or a prompt for the
+        model, as every front end reads it (`session/input.py`)."""
+        action = await self.input.submit(text)
+        match action:
+            case SendPrompt():
+                self.files.invalidate()
+                await self.run_turn(action.content())
+            case RunBuiltin(name=name, args=args):
+                await self.run_command(name, args)
+            case RunShell(command=command):
+                await self.run_shell(command)
+            case UnknownCommand(name=name):
+                self.renderer.notice(
+                    f"unknown command /{name} (/help lists them){did_you_mean(action)}",
+                    "warning")
+            case CommandFailed(message=message):
+                self.renderer.notice(message, "error")
+            case NoInput():
+                pass
+
+    async def run_shell(self, command: str) -> None:
+        """`!command`: run it in the project, print what it printed; the model reads it
+        with the next prompt, as in the TUI."""
+        result = await self.session.run_user_command(command, SHELL_TIMEOUT_S)
+        self.renderer.print(Text(f"$ {command}", style="bold"))
+        if result.output.strip():
+            self.renderer.print(Text(result.output.rstrip("\n")))
+        if result.exit_code != 0:
+            self.renderer.notice(f"exit code {result.exit_code}", "warning")
 
     async def run_command(self, name: str, args: str) -> None:
         cmd = COMMANDS.get(name)
         if cmd is None:
-            self.renderer.notice(f"unknown command /{name} (/help lists them)", "warning")
+            self.renderer.notice(unavailable_message(RunBuiltin(name, args, False),
+                                                     "the line mode"), "warning")
             return
         try:
             await cmd.handler(self, args)

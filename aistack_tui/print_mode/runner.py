@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import gc
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, TextIO, assert_never
 
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.ports import ApprovalHandler, DenyAll
 from aistack_tui.bootstrap import open_session
+from aistack_tui.llm.types import ContentBlock, TextBlock
 from aistack_tui.print_mode.formatters import (
     Formatter,
     OutputFormat,
@@ -26,18 +28,28 @@ from aistack_tui.print_mode.formatters import (
     result_object,
 )
 from aistack_tui.session.config import RunConfig
-from aistack_tui.settings.layers import ConfigError
+from aistack_tui.session.input import (
+    CommandFailed,
+    InputInterpreter,
+    NoInput,
+    RunBuiltin,
+    RunShell,
+    SendPrompt,
+    UnknownCommand,
+    did_you_mean,
+    unavailable_message,
+)
 from aistack_tui.shutdown.signals import StopSignals
 from aistack_tui.shutdown.status import (
     EXIT_BROKEN_PIPE,
     EXIT_FAILED,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_USAGE,
 )
 from aistack_tui.shutdown.streams import is_closed_stream, say, silence
 
 if TYPE_CHECKING:
-    from aistack_tui.llm.types import ContentBlock
     from aistack_tui.session.live import LiveSession
     from aistack_tui.settings.trust import TrustItem
 
@@ -137,11 +149,13 @@ async def _run_open(
     session: LiveSession, config: RunConfig, prompt: str, formatter: Formatter, err: TextIO
 ) -> int:
     await settle_start(session, config, err)
-    try:  # `aistack -p "/mcp__server__prompt args"` runs an MCP server's prompt
-        prompt = await session.mcp.expand_prompt(prompt) or prompt
-    except ConfigError as e:
-        err.write(f"aistack: {e}\n")
-        return EXIT_FAILED
+    # The prompt is read as every front end reads typed text (`session/input.py`):
+    # `aistack -p "/review src/x.py"` runs a custom command, `/mcp__server__prompt args`
+    # an MCP server's prompt, and the files and resources a prompt @-mentions go with it.
+    turn_prompt = await prompt_for_turn(session, prompt)
+    if isinstance(turn_prompt, Refused):
+        err.write(f"aistack: {turn_prompt.message}\n")
+        return turn_prompt.status
     error: str | None = None
     end: ev.TurnEnded | None = None
     formatter.start(
@@ -154,14 +168,6 @@ async def _run_open(
             mcp_servers=[{"name": s.name, "status": s.status} for s in session.mcp_statuses()],
         )
     )
-    # `aistack -p "/review src/x.py"` runs a custom command as the TUI would: its
-    # `!`cmd`` lines inlined, the files it @-mentions attached.
-    expanded = await session.expand_custom_command(prompt)
-    turn_prompt: str | list[ContentBlock] = prompt
-    if expanded is not None:
-        from aistack_tui.session.mentions import prompt_blocks
-
-        turn_prompt = prompt_blocks(expanded, config.project_root)
     # Closed on every way out (a reader gone mid-stream too), so the agent's `finally`
     # keeps what was said so far.
     async with contextlib.aclosing(session.run(turn_prompt)) as events:
@@ -185,6 +191,41 @@ async def _run_open(
     if end.reason == "interrupted":
         return EXIT_INTERRUPTED
     return EXIT_FAILED
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """A prompt print mode does not send: why (for stderr), and the exit status."""
+
+    message: str
+    status: int
+
+
+async def prompt_for_turn(session: LiveSession, prompt: str | list[ContentBlock]
+                          ) -> list[ContentBlock] | Refused:
+    """What a prompt given to print mode (on the command line, or one stream-json user
+    message) sends to the model, read as every front end reads typed text; `Refused`
+    when it sends nothing (an unknown command, a built-in of the interactive front ends,
+    a command that could not be expanded). Blocks after a leading text block (images)
+    go with it. `!text` stays a prompt: nobody would see a shell command run here."""
+    blocks: list[ContentBlock] = [TextBlock(text=prompt)] if isinstance(prompt, str) \
+        else prompt
+    first = blocks[0] if blocks else None
+    if not isinstance(first, TextBlock):
+        return blocks
+    action = await InputInterpreter(session).submit(first.text, blocks[1:])
+    match action:
+        case SendPrompt():
+            return action.content()
+        case UnknownCommand():
+            return Refused(f"unknown command /{action.name}{did_you_mean(action)} (start "
+                           "the prompt with // to send it as /...)", EXIT_USAGE)
+        case RunBuiltin():
+            return Refused(unavailable_message(action, "print mode"), EXIT_USAGE)
+        case CommandFailed(message=message):
+            return Refused(message, EXIT_FAILED)
+        case RunShell() | NoInput():  # no shell commands here; no text: sent as it came
+            return blocks
 
 
 async def settle_start(session: LiveSession, config: RunConfig, err: TextIO) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, TextIO
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.ports import ApprovalHandler, DenyAll
 from aistack_tui.bootstrap import open_session
+from aistack_tui.llm.types import Usage
 from aistack_tui.print_mode.control import ControlChannel, ControlHandler
 from aistack_tui.print_mode.formatters import (
     RunInfo,
@@ -31,7 +32,7 @@ from aistack_tui.print_mode.formatters import (
     result_object,
 )
 from aistack_tui.print_mode.permission_prompt import ControlApprover
-from aistack_tui.print_mode.runner import report, settle_start
+from aistack_tui.print_mode.runner import Refused, prompt_for_turn, report, settle_start
 from aistack_tui.print_mode.session_controls import LiveSessionExtras, mcp_relay
 from aistack_tui.print_mode.stream_input import (
     ControlReply,
@@ -307,10 +308,17 @@ async def _run_turn(
     )
     formatter.session_id = info.session_id
     lines.emit({**init_object(info), "claude_code_version": PROTOCOL_VERSION})
+    content = await prompt_for_turn(session, turn.content)
+    if isinstance(content, Refused):  # the client still gets its result line
+        err.write(f"aistack: {content.message}\n")
+        refused = ev.TurnEnded("error", 0, "", Usage(), None, 0, 0, detail=content.message)
+        lines.emit(result_object(refused, session_id=session.session_id, denials=[],
+                                 error=content.message))
+        return EXIT_FAILED
     denied_before = len(session.denials)
     error: str | None = None
     end: ev.TurnEnded | None = None
-    async for event in session.run(turn.content):
+    async for event in session.run(content):
         formatter.event(event)
         report(event, config, err)
         if isinstance(event, ev.ErrorOccurred):
