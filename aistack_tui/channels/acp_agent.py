@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeAlias
 
-from acp import PROTOCOL_VERSION, RequestError
+from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
@@ -79,6 +79,7 @@ from aistack_tui.channels.messages import (
     Prompt,
     UserMessage,
 )
+from aistack_tui.channels.typed_input import read_prompt
 from aistack_tui.llm.types import ContentBlock, ImageBlock, TextBlock
 from aistack_tui.permissions.types import PERMISSION_MODES, PermissionMode
 
@@ -313,8 +314,17 @@ class AcpServer:
         state = self._state(session_id)
         if state.turn is not None and not state.turn.done():
             raise RequestError.invalid_request({"details": "a prompt is already running"})
+        session = self.link.session(state.key)
+        assert session is not None  # a state is dropped with its session
+        # Typed text is read as every front end reads it: custom commands, server
+        # prompts, @-mentions; what is no prompt is answered in the conversation.
+        content = await read_prompt(session, to_prompt(prompt), "the editor (ACP)")
+        if isinstance(content, str):
+            await self._conn().session_update(state.session_id,
+                                              update_agent_message_text(content))
+            return PromptResponse(stop_reason="end_turn")
         state.turn = asyncio.get_running_loop().create_future()
-        await self.link.send(UserMessage(state.key, to_prompt(prompt)))
+        await self.link.send(UserMessage(state.key, content))
         ended = await state.turn
         return PromptResponse(stop_reason=stop_reason(ended))
 

@@ -36,6 +36,7 @@ from aistack_tui.channels.messages import (
     UserMessage,
 )
 from aistack_tui.llm.types import Usage
+from aistack_tui.session.input import InputSession
 
 if TYPE_CHECKING:
     from aistack_tui.llm.types import Message
@@ -45,8 +46,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class ChannelSession(Protocol):
-    """What the bus and its channels use of a `LiveSession` (the facade), and no more."""
+class ChannelSession(InputSession, Protocol):
+    """What the bus and its channels use of a `LiveSession` (the facade), and no more:
+    the channels read what a person typed through the input interpreter too."""
 
     @property
     def session_id(self) -> str: ...
@@ -233,6 +235,8 @@ class _SessionWorker:
         self._turn: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()  # controls that change the conversation, one at a time
         self._stopping = False
+        self._turn_over = False
+        """The running turn has delivered its `TurnEnded`: what remains is putting it away."""
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._loop(), name=f"bus-session-{self.key}")
@@ -246,11 +250,16 @@ class _SessionWorker:
             message = await self.inbox.get()
             if isinstance(message, ApprovalAnswer):
                 self.approver.answer(message.request_id, message.decision)
-            elif self.turn_running:
+            elif self.turn_running and not self._turn_over:
                 text = message.prompt if isinstance(message.prompt, str) else _text(message)
                 self.session.follow_up(text)
                 await self.link._deliver(MessageQueued(self.key, text))
             else:
+                if self._turn is not None:
+                    # The turn has ended (its client may have sent the next prompt on
+                    # seeing `TurnEnded`) and is only being put away: the prompt is a turn
+                    # of its own, its blocks whole, not a follow-up flattened to text.
+                    await asyncio.wait({self._turn})
                 self._turn = asyncio.create_task(self._run(message.prompt),
                                                  name=f"bus-turn-{self.key}")
 
@@ -265,7 +274,7 @@ class _SessionWorker:
             prompt = "\n\n".join(queued)
 
     async def _run_once(self, prompt: Prompt) -> None:
-        ended = False
+        ended = self._turn_over = False
         try:
             # What opening the session had to say (a server skipped, a project left
             # untrusted): the agent yields it only at its later steps, so say it first.
@@ -275,6 +284,7 @@ class _SessionWorker:
             try:
                 async for event in events:
                     ended = ended or isinstance(event, ev.TurnEnded)
+                    self._turn_over = ended
                     await self.link._deliver(AgentOutput(self.key, event))
             finally:  # close the stream, so its `finally` persists what was said
                 aclose = getattr(events, "aclose", None)

@@ -64,6 +64,7 @@ from aistack_tui.channels.telegram_format import (
     parse_callback,
 )
 from aistack_tui.channels.telegram_stream import ChatSink, Pacer, StreamedReply
+from aistack_tui.channels.typed_input import read_prompt
 from aistack_tui.permissions.types import PERMISSION_MODES
 
 log = logging.getLogger(__name__)
@@ -144,7 +145,9 @@ class TelegramGateway:
         app.add_handler(CommandHandler("mode", self._mode))
         app.add_handler(CommandHandler("model", self._model))
         app.add_handler(CallbackQueryHandler(self._button))
-        app.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, self._text))
+        # After the commands above: any other `/name` is read like a prompt (a custom
+        # command, a server prompt, or an unknown command answered as such).
+        app.add_handler(MessageHandler(filters.TEXT, self._text))
 
     # --- lifecycle -----------------------------------------------------------------------
 
@@ -210,7 +213,15 @@ class TelegramGateway:
             log.error("telegram: cannot open a session: %s", e)
             await self._say(message.chat_id, f"Cannot start a session: {escape(str(e))}")
             return
-        await self.link.send(UserMessage(chat.key, message.text))
+        session = self.link.session(chat.key)
+        assert session is not None  # opened by `_chat`
+        # Read as every front end reads typed text: custom commands, server prompts,
+        # @-mentions; what is no prompt (an unknown command) is answered here.
+        content = await read_prompt(session, message.text, "Telegram")
+        if isinstance(content, str):
+            await self._say(chat.chat_id, escape(content))
+            return
+        await self.link.send(UserMessage(chat.key, content))
 
     async def _help(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         if update.effective_chat is not None:

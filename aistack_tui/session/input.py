@@ -237,9 +237,7 @@ class InputInterpreter:
                 return CommandFailed(name, str(e))
             if text is not None:
                 return await self.prompt(text, attachments, command=name)
-        if name in KNOWN_BUILTINS:
-            return RunBuiltin(name, args, available=False)
-        return UnknownCommand(name, self.suggest(name))
+        return not_found(name, args, self.known_names())
 
     async def prompt(self, text: str, attachments: Sequence[ContentBlock] = (), *,
                      command: str | None = None) -> SendPrompt:
@@ -248,22 +246,25 @@ class InputInterpreter:
         blocks = await self.session.mcp.attach_resources(blocks)
         return SendPrompt(text, tuple(blocks), command)
 
-    def command_names(self) -> list[str]:
+    def known_names(self) -> list[str]:
         """Every command name this front end answers to: its built-ins, the custom
-        commands and the server prompts connected so far."""
+        commands and the server prompts connected so far (for suggestions)."""
         names = set(self.builtins)
-        names.update(self.session.custom_commands().names())
+        try:
+            names.update(self.session.custom_commands().names())
+        except OSError:  # a command folder that cannot be read: no names from it
+            pass
         names.update(name for name, _, _ in self.session.mcp.prompt_commands())
         return sorted(names)
 
-    def suggest(self, name: str) -> str | None:
-        """The command closest to a mistyped `name`, when one is close enough."""
-        try:
-            candidates = self.command_names()
-        except OSError:  # a command folder that cannot be read: no suggestion then
-            candidates = sorted(self.builtins)
-        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
-        return close[0] if close else None
+
+def not_found(name: str, args: str, candidates: Collection[str]) -> RunBuiltin | UnknownCommand:
+    """`/name` when the front end has no such command of its own (`candidates` are the
+    ones it has): another front end's built-in, or unknown with the closest name."""
+    if name in KNOWN_BUILTINS:
+        return RunBuiltin(name, args, available=False)
+    close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.75)
+    return UnknownCommand(name, close[0] if close else None)
 
 
 def did_you_mean(action: UnknownCommand) -> str:
