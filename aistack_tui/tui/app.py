@@ -28,6 +28,7 @@ from aistack_tui.agent.ports import ApprovalRequest
 from aistack_tui.bootstrap import open_session
 from aistack_tui.llm import types as lt
 from aistack_tui.permissions.types import PermissionMode
+from aistack_tui.session import input as typed
 from aistack_tui.session.config import (
     NoProviderError,
     RunConfig,
@@ -37,7 +38,7 @@ from aistack_tui.session.config import (
 )
 from aistack_tui.session.history import HISTORY_FILE
 from aistack_tui.session.live import LiveSession
-from aistack_tui.session.mentions import FileIndex, prompt_blocks
+from aistack_tui.session.mentions import FileIndex
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.settings.trust import TrustItem
 from aistack_tui.shutdown.hangup import on_end_signals
@@ -102,6 +103,7 @@ class AistackApp(App[int]):
         self.approver = ScreenApprover(self, on_ask=self._on_ask, on_stop=self.interrupt,
                                        on_answered=self.notifier.approval_answered)
         self.commands = all_commands()
+        self.builtin_names = frozenset(c.name for c in self.commands.all())
         self.file_index = FileIndex(config.project_root)
         self.history = PromptHistory(config.home / HISTORY_FILE)
         self.main = MainScreen(self.history, window)
@@ -354,14 +356,16 @@ class AistackApp(App[int]):
 
     async def handle_input(self, text: str, images: Sequence[lt.ImageBlock] = ()) -> None:
         """What the user submitted: a /command, a !shell command, steering or a prompt
-        (with the images of its chips, sent only with a prompt that starts a turn)."""
-        parsed = slash.parse(text.strip())
-        if parsed is not None:
-            await self.run_command(*parsed)
+        (with the images of its chips, sent only with a prompt that starts a turn), read
+        as every front end reads it (`session/input.py`)."""
+        line = typed.parse_input(text, shell=True)
+        if isinstance(line, typed.CommandLine):
+            await self.run_command(line.name, line.args)
             return
-        if text.startswith("!") and text[1:].strip():
-            self.run_shell(text[1:].strip())
+        if isinstance(line, typed.ShellLine):
+            self.run_shell(line.command)
             return
+        text = line.text if isinstance(line, typed.PromptLine) else text  # `//x` sends `/x`
         if images and (self.session is None or self.command_running or self.busy):
             await self.notice("The image was not sent: images go with a prompt that starts a "
                               "turn; paste it again when the agent is done.", "warning")
@@ -381,8 +385,12 @@ class AistackApp(App[int]):
 
     async def run_command(self, name: str, args: str) -> None:
         command = self.commands.get(name)
+        if command is None and self.session is not None:  # a command file added since
+            slash.register_custom_commands(self.commands, self.session)
+            command = self.commands.get(name)
         if command is None:
-            await self.notice(f"Unknown command /{name}: type /help for the list.", "error")
+            names = [c.name for c in self.commands.all()]
+            await slash.take_action(self, typed.not_found(name, args, names))
             return
         if self.session is None and name not in ("help", "quit", "mouse"):
             await self.notice("The session is still starting; try again in a moment.", "warning")
@@ -412,14 +420,19 @@ class AistackApp(App[int]):
             self.call_later(self.send_prompt, "\n\n".join(prompts))
 
     async def send_prompt(self, text: str, images: Sequence[lt.ImageBlock] = ()) -> None:
-        """Start a run with `text`, its @file attachments, images and pending shell output."""
-        if self.bridge is None:
-            return
-        blocks = [*prompt_blocks(text, self.config.project_root), *images]
-        if self.session is not None:  # @server:uri mentions of MCP resources
-            blocks = await self.session.mcp.attach_resources(blocks)
-        self.file_index.invalidate()
-        self.bridge.start(blocks)
+        """Start a run with `text`, the files and resources it @-mentions, images and
+        pending shell output."""
+        if self.bridge is not None:
+            self.start_turn(await self.require_input().prompt(text, images))
+
+    def start_turn(self, prompt: typed.SendPrompt) -> None:
+        if self.bridge is not None:
+            self.file_index.invalidate()
+            self.bridge.start(prompt.content())
+
+    def require_input(self) -> typed.InputInterpreter:
+        """The session's input interpreter, with the TUI's own commands as built-ins."""
+        return typed.InputInterpreter(self.require_session(), self.builtin_names, shell=True)
 
     @work(group="shell")
     async def run_shell(self, command: str) -> None:

@@ -15,6 +15,18 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from textual.app import App
 
+from aistack_tui.session.input import (
+    CommandFailed,
+    InputAction,
+    InputInterpreter,
+    NoInput,
+    RunBuiltin,
+    RunShell,
+    SendPrompt,
+    UnknownCommand,
+    did_you_mean,
+    unavailable_message,
+)
 from aistack_tui.tui.permissions_view import add_rule, added_message, permissions_listing, revoke
 from aistack_tui.tui.screens.rule_editor import RuleEditorScreen
 
@@ -55,6 +67,10 @@ class CommandHost(Protocol):
     async def resume_session(self, session_id: str) -> None: ...
     def open_session_picker(self) -> None: ...
     async def send_prompt(self, text: str) -> None: ...
+    def require_input(self) -> InputInterpreter: ...
+    def start_turn(self, prompt: SendPrompt) -> None: ...
+    async def run_command(self, name: str, args: str) -> None: ...
+    def run_shell(self, command: str) -> object: ...
     def copy_to_clipboard(self, text: str) -> None: ...
     def set_mouse_capture(self, enabled: bool | None) -> bool: ...
     def set_permission_mode(self, mode: PermissionMode) -> None: ...
@@ -129,9 +145,7 @@ def custom_command(found: CustomCommand) -> SlashCommand:
     filled in, is sent as the prompt, with its `allowed-tools` allowed for that run."""
 
     async def run(app: CommandHost, args: str) -> None:
-        session = app.require_session()
-        prompt = await session.prepare_command_prompt(found.expand(args), found.allowed_tools)
-        await app.send_prompt(prompt)
+        await take_action(app, await app.require_input().command(found.name, args))
 
     return SlashCommand(found.name, found.description, run, found.argument_hint)
 
@@ -150,11 +164,11 @@ def mcp_prompt_command(name: str, help: str, hint: str) -> SlashCommand:
     with the arguments, and sent as the prompt."""
 
     async def run(app: CommandHost, args: str) -> None:
-        text = await app.require_session().mcp.expand_prompt(f"/{name} {args}".rstrip())
-        if text is None:
+        action = await app.require_input().command(name, args)
+        if isinstance(action, UnknownCommand):
             await app.notice(f"/{name} is no longer offered by its server.", "warning")
             return
-        await app.send_prompt(text)
+        await take_action(app, action)
 
     return SlashCommand(name, help, run, hint, background=True)
 
@@ -166,12 +180,24 @@ def register_mcp_prompts(registry: SlashRegistry, session: LiveSession) -> None:
             registry.add(mcp_prompt_command(name, help, hint))
 
 
-def parse(text: str) -> tuple[str, str] | None:
-    """(`name`, `args`) for a prompt that is a slash command, else None."""
-    if not text.startswith("/") or text.startswith("//"):
-        return None
-    name, _, args = text[1:].partition(" ")
-    return (name.strip(), args.strip()) if name.strip() else None
+async def take_action(app: CommandHost, action: InputAction) -> None:
+    """Render what the input interpreter made of a command (`session/input.py`)."""
+    match action:
+        case SendPrompt():
+            app.start_turn(action)
+        case RunBuiltin(available=False):
+            await app.notice(unavailable_message(action, "the TUI"), "warning")
+        case RunBuiltin(name=name, args=args):
+            await app.run_command(name, args)
+        case RunShell(command=command):
+            app.run_shell(command)
+        case UnknownCommand(name=name):
+            await app.notice(f"Unknown command /{name}: type /help for the list."
+                             f"{did_you_mean(action)}", "error")
+        case CommandFailed(name=name, message=message):
+            await app.notice(f"/{name} failed: {message}", "error")
+        case NoInput():
+            pass
 
 
 # --- the built-in commands ---------------------------------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from aistack_tui.session.input import CommandLine, PromptLine, parse_input
 from aistack_tui.session.mentions import (
     FileIndex,
     command_at_start,
@@ -11,7 +12,7 @@ from aistack_tui.session.mentions import (
     mentioned_paths,
 )
 from aistack_tui.tui.commands import all_commands
-from aistack_tui.tui.slash import code_blocks, parse
+from aistack_tui.tui.slash import code_blocks
 from aistack_tui.tui.widgets.prompt_input import PromptHistory
 
 
@@ -60,10 +61,10 @@ def test_mentioned_paths_only_existing_files_inside_root(tmp_path: Path) -> None
 
 
 def test_slash_parsing_and_registry() -> None:
-    assert parse("/model openai/gpt-4.1") == ("model", "openai/gpt-4.1")
-    assert parse("/help") == ("help", "")
-    assert parse("not a command") is None
-    assert parse("//etc/passwd is a path") is None
+    assert parse_input("/model openai/gpt-4.1") == CommandLine("model", "openai/gpt-4.1")
+    assert parse_input("/help") == CommandLine("help", "")
+    assert parse_input("not a command") == PromptLine("not a command")
+    assert parse_input("//etc/passwd is a path") == PromptLine("/etc/passwd is a path")
     names = [c.name for c in all_commands().all()]
     for required in ["help", "clear", "compact", "model", "cost", "context", "memory",
                      "permissions", "resume", "sessions", "mcp", "skills", "init", "quit"]:
