@@ -316,16 +316,22 @@ class AcpServer:
             raise RequestError.invalid_request({"details": "a prompt is already running"})
         session = self.link.session(state.key)
         assert session is not None  # a state is dropped with its session
-        # Typed text is read as every front end reads it: custom commands, server
-        # prompts, @-mentions; what is no prompt is answered in the conversation.
-        content = await read_prompt(session, to_prompt(prompt), "the editor (ACP)")
+        # Taken now: reading the prompt may wait (a server prompt's server starting).
+        turn = state.turn = asyncio.get_running_loop().create_future()
+        try:
+            # Typed text is read as every front end reads it: custom commands, server
+            # prompts, @-mentions; what is no prompt is answered in the conversation.
+            content = await read_prompt(session, to_prompt(prompt), "the editor (ACP)")
+        except BaseException:
+            turn.cancel()
+            raise
         if isinstance(content, str):
+            turn.cancel()
             await self._conn().session_update(state.session_id,
                                               update_agent_message_text(content))
             return PromptResponse(stop_reason="end_turn")
-        state.turn = asyncio.get_running_loop().create_future()
         await self.link.send(UserMessage(state.key, content))
-        ended = await state.turn
+        ended = await turn
         return PromptResponse(stop_reason=stop_reason(ended))
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:

@@ -186,6 +186,8 @@ class LineRepl:
             case SendPrompt():
                 self.files.invalidate()
                 await self.run_turn(action.content())
+            case RunBuiltin(available=False):
+                self.renderer.notice(unavailable_message(action, "the line mode"), "warning")
             case RunBuiltin(name=name, args=args):
                 await self.run_command(name, args)
             case RunShell(command=command):
@@ -212,8 +214,7 @@ class LineRepl:
     async def run_command(self, name: str, args: str) -> None:
         cmd = COMMANDS.get(name)
         if cmd is None:
-            self.renderer.notice(unavailable_message(RunBuiltin(name, args, False),
-                                                     "the line mode"), "warning")
+            self.renderer.notice(f"unknown command /{name} (/help lists them)", "warning")
             return
         try:
             await cmd.handler(self, args)
