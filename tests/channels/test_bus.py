@@ -163,3 +163,24 @@ async def test_controls_switch_mode_and_refuse_what_does_not_exist(
     assert bus.owner(session.session_id) == "chat" and bus.owner(old) is None
     missing = await link.control(Control("k", "resume", "no-such-session"))
     assert not missing.ok
+
+
+async def test_a_prompt_sent_on_turn_ended_is_a_turn_of_its_own_with_its_blocks(
+        bus: MessageBus, llm: FakeLLMServer, git_repo: Path) -> None:
+    """An editor sends its next prompt as soon as it sees `TurnEnded`, while the bus is
+    still putting the turn away: that prompt is not a follow-up flattened to text."""
+    from aistack_tui.llm.types import TextBlock
+
+    link = bus.connect("editor")
+    await link.open("e", OpenRequest(cwd=git_repo))
+    llm.add(Turn(text="first"), Turn(text="second"))
+    await link.send(UserMessage("e", "one"))
+    while True:  # the moment TurnEnded arrives, the next prompt goes out
+        message = await asyncio.wait_for(link.receive(), 20)
+        if isinstance(message, AgentOutput) and isinstance(message.event, ev.TurnEnded):
+            break
+    await link.send(UserMessage("e", [TextBlock(text="two"), TextBlock(text="attached")]))
+    seen = await _until_ended(link, {"e"})
+    assert not [m for m in seen if isinstance(m, MessageQueued)]
+    content = llm.model_requests[1].body["messages"][-1]["content"]
+    assert [b["text"] for b in content if b["type"] == "text"] == ["two", "attached"]
