@@ -196,6 +196,7 @@ class InputInterpreter:
         self.shell = shell
 
     def parse(self, text: str) -> InputLine:
+        """What `text` is by its form, as this front end reads it (with or without `!`)."""
         return parse_input(text, shell=self.shell)
 
     async def submit(self, text: str, attachments: Sequence[ContentBlock] = ()

@@ -426,6 +426,7 @@ class AistackApp(App[int]):
             self.start_turn(await self.require_input().prompt(text, images))
 
     def start_turn(self, prompt: typed.SendPrompt) -> None:
+        """Run a prompt the input interpreter has read (commands hand theirs here)."""
         if self.bridge is not None:
             self.file_index.invalidate()
             self.bridge.start(prompt.content())
