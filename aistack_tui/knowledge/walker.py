@@ -119,33 +119,49 @@ def walk(root: Path) -> Iterator[WalkEntry]:
             continue
         subdirs: list[str] = []
         for entry in entries:
-            name = entry.name
-            rel = f"{rel_dir}/{name}" if rel_dir else name
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if name in SKIP_DIRS or name in AGENT_CONFIG_DIRS or name.endswith(
-                        ".egg-info"
-                    ):
-                        continue
-                    if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
-                        continue
-                    if specs and _ignored(specs, rel, True):
-                        continue
-                    subdirs.append(rel)
+                    if _walk_into(entry, rel, specs):
+                        subdirs.append(rel)
                     continue
-                if not entry.is_file():
-                    continue
-                language = language_for(name)
-                if language is None or name.endswith(SKIP_SUFFIXES) or never_indexed(rel):
-                    continue
-                if entry.is_symlink() and not _symlink_ok(root_str, rel):
-                    continue
-                if specs and _ignored(specs, rel, False):
-                    continue
-                stat = entry.stat()
+                found = _indexable(entry, rel, root_str, specs)
             except OSError:
                 continue
-            if stat.st_size > MAX_FILE_BYTES or stat.st_size == 0:
-                continue
-            yield WalkEntry(rel, stat.st_size, stat.st_mtime_ns, language)
+            if found is not None:
+                yield found
         pending.extend((d, specs) for d in reversed(subdirs))
+
+
+def _walk_into(
+    entry: os.DirEntry[str], rel: str, specs: list[tuple[str, pathspec.PathSpec]]
+) -> bool:
+    """A directory worth walking: not a dependency, tool or build directory, not a
+    virtual environment, not ignored."""
+    name = entry.name
+    if name in SKIP_DIRS or name in AGENT_CONFIG_DIRS or name.endswith(".egg-info"):
+        return False
+    if os.path.exists(os.path.join(entry.path, "pyvenv.cfg")):
+        return False
+    return not (specs and _ignored(specs, rel, True))
+
+
+def _indexable(
+    entry: os.DirEntry[str], rel: str, root: str, specs: list[tuple[str, pathspec.PathSpec]]
+) -> WalkEntry | None:
+    """The file as a walk entry, or None when it is not indexed (no parser for it, a
+    skipped kind, a symlink leaving the root, ignored, empty or too big)."""
+    if not entry.is_file():
+        return None
+    name = entry.name
+    language = language_for(name)
+    if language is None or name.endswith(SKIP_SUFFIXES) or never_indexed(rel):
+        return None
+    if entry.is_symlink() and not _symlink_ok(root, rel):
+        return None
+    if specs and _ignored(specs, rel, False):
+        return None
+    stat = entry.stat()
+    if stat.st_size > MAX_FILE_BYTES or stat.st_size == 0:
+        return None
+    return WalkEntry(rel, stat.st_size, stat.st_mtime_ns, language)
