@@ -197,11 +197,13 @@ def _definitions(
     return result
 
 
-def extract(source: bytes, language: str) -> FileExtraction:
+def extract(source: bytes, language: str, *, references: bool = True) -> FileExtraction:
     """Definitions, references and chunks of one file.
 
     Unknown languages, plain text and files too large to parse usefully (generated
-    tables) become line windows with no definitions.
+    tables) become line windows with no definitions. With `references=False` the
+    reference patterns are not run and the result says whether they are owed
+    (`references_pending`): a big build stores them in a second pass.
     """
     text = source.decode("utf-8", "replace")
     lines = text.splitlines()
@@ -215,8 +217,33 @@ def extract(source: bytes, language: str) -> FileExtraction:
             line_count=len(lines),
         )
     tree = loaded.parser.parse(source)
-    matches = QueryCursor(loaded.query).matches(tree.root_node)
+    query = loaded.query if references else loaded.definitions
+    matches = QueryCursor(query).matches(tree.root_node)
     definitions = _definitions(matches, source, language)
+    return FileExtraction(
+        language=language,
+        definitions=tuple(definitions),
+        references=_count_references(matches) if references else (),
+        chunks=tuple(build_chunks(lines, definitions, language)),
+        line_count=len(lines),
+        references_pending=not references and loaded.references is not None,
+    )
+
+
+def extract_references(source: bytes, language: str) -> tuple[tuple[str, int], ...]:
+    """The references `extract` would find in this file, on their own (the second pass
+    of a big build: a parse and the reference patterns only)."""
+    loaded = grammar(language) if len(source) <= MAX_PARSE_BYTES else None
+    if loaded is None or loaded.references is None:
+        return ()
+    tree = loaded.parser.parse(source)
+    return _count_references(QueryCursor(loaded.references).matches(tree.root_node))
+
+
+def _count_references(
+    matches: list[tuple[int, dict[str, list[Node]]]],
+) -> tuple[tuple[str, int], ...]:
+    """Names used, with their counts, sorted by name; one-letter names are left out."""
     # Counted as raw bytes (one decode per distinct name, not per use); a stdlib-sized
     # tree has ~650k reference captures, so the loop stays as bare as possible.
     ref_nodes: list[Node] = []
@@ -232,10 +259,4 @@ def extract(source: bytes, language: str) -> FileExtraction:
         name = key.decode("utf-8", "replace")
         if len(name) > 1:
             refs[name] += count
-    return FileExtraction(
-        language=language,
-        definitions=tuple(definitions),
-        references=tuple(sorted(refs.items())),
-        chunks=tuple(build_chunks(lines, definitions, language)),
-        line_count=len(lines),
-    )
+    return tuple(sorted(refs.items()))

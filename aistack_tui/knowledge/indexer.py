@@ -2,7 +2,8 @@
 
 Lifecycle: `open` (cheap: opens the database, loads nothing else) →
 `start_background_refresh` (walks the tree, re-parses only files whose content hash
-changed, embeds new chunks, rebuilds the repo-map graph; optionally keeps polling) →
+changed, then, after a big build, reads their references in a second pass, embeds new
+chunks, rebuilds the repo-map graph; optionally keeps polling) →
 `search` / `context_block` at any time, answering from whatever is indexed so far →
 `close`. A refresh never blocks a turn: searches interleave with its batches, and the
 repo map uses the graph of the previous refresh until the new one is ready.
@@ -33,6 +34,7 @@ from aistack_tui.knowledge.pipeline import (
     ParseJob,
     run_embeddings,
     run_jobs,
+    run_references,
     walk_in_worker,
 )
 from aistack_tui.knowledge.repo_map import RepoGraph, build_graph
@@ -83,6 +85,7 @@ class KnowledgeIndex:
         self.chunk_count = 0
         self._lock = asyncio.Lock()
         self._embed_lock = asyncio.Lock()
+        self._refs_lock = asyncio.Lock()
         self._task: asyncio.Task[None] | None = None
         self._graph_task: asyncio.Task[None] | None = None
         self._graph_stale = False
@@ -150,6 +153,7 @@ class KnowledgeIndex:
                 self.first_build = False
             stats.searchable_seconds = time.perf_counter() - started
         try:
+            await self._fill_references(stats, started, phase)
             phase("embedding" if await self.store.pending_count() else "")
             stats.chunks_embedded += await self._embed_pending(progress)
         finally:
@@ -217,6 +221,7 @@ class KnowledgeIndex:
                 entries, removed, states, None, None, full_scan=False, started=started
             )
             stats.searchable_seconds = time.perf_counter() - started
+        await self._fill_references(stats, started, None)
         stats.chunks_embedded += await self._embed_pending(None)
         stats.seconds = time.perf_counter() - started
         return stats
@@ -269,7 +274,9 @@ class KnowledgeIndex:
         if bulk:
             await self.store.bulk_mode(True)
         try:
-            await self._parse_and_write(jobs, states, stats, progress, embed_dim)
+            await self._parse_and_write(
+                jobs, states, stats, progress, embed_dim, references=not bulk
+            )
         finally:
             if bulk:
                 await self.store.bulk_mode(False)
@@ -283,6 +290,8 @@ class KnowledgeIndex:
                 on_phase("ranking")
             await self.rebuild_graph()
             stats.map_seconds = time.perf_counter() - started
+        elif bulk and stats.parsed:
+            pass  # the references are still to come: `_fill_references` rebuilds the map
         elif stats.parsed or stats.removed or self.graph is None:
             # The rebuild reads every reference (about 2 s of CPU on a 2,000-file tree),
             # so after a big build or any update it runs in the background: text and
@@ -301,10 +310,13 @@ class KnowledgeIndex:
         stats: IndexStats,
         progress: Progress | None,
         embed_dim: int,
+        *,
+        references: bool,
     ) -> None:
         """Write each batch of parse results as it arrives (searchable batch by batch)."""
         done = 0
-        async for outcomes in run_jobs(str(self.project_root), jobs, embed_dim=embed_dim):
+        root = str(self.project_root)
+        async for outcomes in run_jobs(root, jobs, embed_dim=embed_dim, references=references):
             parsed: list[ParsedFile] = []
             vectors: list[tuple[bytes, ...]] = []
             touched: list[tuple[str, int, int]] = []
@@ -331,6 +343,41 @@ class KnowledgeIndex:
             done += len(outcomes)
             if progress:
                 progress(done, len(jobs))
+
+    async def _fill_references(
+        self, stats: IndexStats, started: float, phase: Callable[[str], None] | None
+    ) -> None:
+        """The second pass of a big build: the references of the files stored without
+        them, then the repo map from them.
+
+        A build of a pool's worth of files stores definitions, chunks and the full-text
+        index first: from then on search and each turn's code context cover every file.
+        The references feed only the repo map; parsing them apart costs a second parse
+        of each file, but takes the reference query, its counting and its rows out of
+        the time until the index is searchable. Like the embedding, it runs outside the
+        refresh lock (an edit's update is never stuck behind it), one pass at a time.
+        """
+        if self._refs_lock.locked():
+            return  # the running pass picks these files up
+        async with self._refs_lock:
+            # Each (file, content) is tried once: one edited since it was stored stays
+            # pending until the refresh that re-parses it.
+            tried: set[tuple[int, str]] = set()
+            while not self._closed:
+                pending = await self.store.pending_references()
+                jobs = [job for job in pending if (job[0], job[3]) not in tried]
+                if not jobs:
+                    break
+                tried.update((j[0], j[3]) for j in jobs)
+                if phase is not None:
+                    phase("ranking")
+                async for found in run_references(str(self.project_root), jobs):
+                    await self.store.store_references(found)
+                    if self._closed:
+                        return
+            if tried:
+                stats.references_seconds = time.perf_counter() - started
+                self._schedule_graph_rebuild(stats, started)
 
     def _schedule_graph_rebuild(
         self, stats: IndexStats | None = None, started: float = 0.0, *, delay: float = 0.0

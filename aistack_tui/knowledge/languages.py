@@ -10,6 +10,7 @@ failing the whole index.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -17,6 +18,8 @@ from pathlib import Path
 from tree_sitter import Language, Parser, Query
 
 QUERIES_DIR = Path(__file__).parent / "queries"
+_REF_CAPTURE = re.compile(r"@ref\b")
+_DEF_CAPTURE = re.compile(r"@(?:def\.|name\b)")
 
 # language name -> (module, function returning the grammar capsule)
 _GRAMMARS: dict[str, tuple[str, str]] = {
@@ -81,12 +84,22 @@ def language_for(path: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class Grammar:
-    """A loaded grammar with its parser and definition/reference query."""
+    """A loaded grammar with its parser and its queries.
+
+    `query` holds every pattern of `queries/<lang>.scm`; `definitions` and `references`
+    hold its `@def`/`@name` patterns and its `@ref` patterns apart, for a big build that
+    stores definitions and chunks first (searchable) and references in a second pass
+    (see `pipeline.reference_batch`). The same patterns yield the same captures whichever
+    query holds them.
+    """
 
     name: str
     language: Language
     parser: Parser
     query: Query
+    definitions: Query
+    references: Query | None
+    """None when the language's query captures no references (Markdown)."""
 
 
 @cache
@@ -101,8 +114,34 @@ def grammar(name: str) -> Grammar | None:
     except ImportError:
         return None
     language = Language(getattr(module, func)())
-    source = (QUERIES_DIR / f"{name}.scm").read_text(encoding="utf-8")
-    return Grammar(name, language, Parser(language), Query(language, source))
+    source = (QUERIES_DIR / f"{name}.scm").read_bytes()
+    query = Query(language, source.decode("utf-8"))
+    definitions, references = _split_patterns(query, source)
+    return Grammar(
+        name,
+        language,
+        Parser(language),
+        query,
+        Query(language, definitions),
+        Query(language, references) if references else None,
+    )
+
+
+def _split_patterns(query: Query, source: bytes) -> tuple[str, str]:
+    """The query's source, cut into its definition patterns and its reference patterns.
+
+    A pattern capturing both would have to run in both passes, so none may.
+    """
+    definitions: list[str] = []
+    references: list[str] = []
+    for index in range(query.pattern_count):
+        start, end = query.start_byte_for_pattern(index), query.end_byte_for_pattern(index)
+        pattern = source[start:end].decode("utf-8")
+        is_reference = _REF_CAPTURE.search(pattern) is not None
+        if is_reference and _DEF_CAPTURE.search(pattern):
+            raise ValueError(f"a pattern captures a definition and a reference: {pattern}")
+        (references if is_reference else definitions).append(pattern)
+    return "\n".join(definitions), "\n".join(references)
 
 
 def supported_languages() -> list[str]:

@@ -5,6 +5,10 @@ go to a process pool (one worker per core, batches of `BATCH` files) and small o
 a thread, which avoids the pool's start-up cost for the common one-file update. Workers
 receive paths, not contents, and return results per batch so the caller can write and
 report progress while the rest is still parsing.
+
+A big build runs in two passes: `parse_batch` without the reference patterns (what
+search needs: definitions, chunks), then `reference_batch` for the references the repo
+map is ranked from, once the index is searchable (see `KnowledgeIndex._fill_references`).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, TypeVar
 
-from aistack_tui.knowledge.extract import extract
+from aistack_tui.knowledge.extract import extract, extract_references
 from aistack_tui.knowledge.skip_rules import SKIPPED_LANGUAGE, skip_reason
 from aistack_tui.knowledge.store import ParsedFile, embed_text
 from aistack_tui.knowledge.types import FileExtraction
@@ -74,26 +78,41 @@ def _embed_chunks(path: str, extraction: FileExtraction, dim: int) -> tuple[byte
     return tuple(serialize_f32(v) for v in embedder.embed_sync(texts))
 
 
-def parse_batch(root: str, jobs: Sequence[ParseJob], embed_dim: int) -> list[ParseOutcome]:
-    """Worker entry point (must stay a top-level function so a pool can pickle it)."""
+def _read_inside(root: str, path: str) -> bytes | None:
+    """A text file's bytes, or None when it is unreadable, binary or not ours to read.
+
+    Checked again here, where the file is read: a file swapped for a symlink out of the
+    project (or into .git/, a secrets file...) after the walk is not read.
+    """
+    target = resolved_inside(root, path)
+    if target is None or never_indexed(target) or never_indexed(path):
+        return None
+    try:
+        with open(os.path.join(root, path), "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return None if b"\x00" in data[:_BINARY_SNIFF] else data
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def parse_batch(
+    root: str, jobs: Sequence[ParseJob], embed_dim: int, references: bool = True
+) -> list[ParseOutcome]:
+    """Worker entry point (must stay a top-level function so a pool can pickle it).
+
+    With `references=False` the files' references are left for `reference_batch`.
+    """
     out: list[ParseOutcome] = []
     for job in jobs:
-        # Checked again here, where the file is read: a file swapped for a symlink out of
-        # the project (or into .git/, a secrets file...) after the walk is not read.
-        target = resolved_inside(root, job.path)
-        if target is None or never_indexed(target) or never_indexed(job.path):
+        data = _read_inside(root, job.path)
+        if data is None:
             out.append(ParseOutcome("skipped", job))
             continue
-        try:
-            with open(os.path.join(root, job.path), "rb") as f:
-                data = f.read()
-        except OSError:
-            out.append(ParseOutcome("skipped", job))
-            continue
-        if b"\x00" in data[:_BINARY_SNIFF]:
-            out.append(ParseOutcome("skipped", job))
-            continue
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        digest = _digest(data)
         if digest == job.known_hash:
             out.append(ParseOutcome("same", job))
             continue
@@ -103,12 +122,34 @@ def parse_batch(root: str, jobs: Sequence[ParseJob], embed_dim: int) -> list[Par
             out.append(ParseOutcome("ignored", job, parsed))
             continue
         try:
-            extraction = extract(data, job.language)
+            extraction = extract(data, job.language, references=references)
         except (ValueError, RecursionError):
             extraction = extract(data, "text")
         parsed = ParsedFile(job.path, len(data), job.mtime_ns, digest, extraction)
         vectors = _embed_chunks(job.path, extraction, embed_dim) if embed_dim else ()
         out.append(ParseOutcome("parsed", job, parsed, vectors))
+    return out
+
+
+ReferenceJob = tuple[int, str, str, str]
+"""(file id, path, language, content hash) of a file stored without its references."""
+References = tuple[tuple[str, int], ...]
+
+
+def reference_batch(root: str, jobs: Sequence[ReferenceJob]) -> list[tuple[int, str, References]]:
+    """Worker entry point: the references of files stored without them (the second pass
+    of a big build), as (file id, hash, references). A file whose content no longer has
+    the stored hash is left out: the next refresh re-parses it whole."""
+    out: list[tuple[int, str, References]] = []
+    for file_id, path, language, known_hash in jobs:
+        data = _read_inside(root, path)
+        if data is None or _digest(data) != known_hash:
+            continue
+        try:
+            references = extract_references(data, language)
+        except (ValueError, RecursionError):
+            references = ()  # `parse_batch` indexed this file as plain text
+        out.append((file_id, known_hash, references))
     return out
 
 
@@ -241,13 +282,31 @@ def _cores(workers: int | None) -> int:
 
 
 async def run_jobs(
-    root: str, jobs: Sequence[ParseJob], *, embed_dim: int = 0, workers: int | None = None
+    root: str,
+    jobs: Sequence[ParseJob],
+    *,
+    embed_dim: int = 0,
+    references: bool = True,
+    workers: int | None = None,
 ) -> AsyncIterator[list[ParseOutcome]]:
     """Parse (and, with `embed_dim`, embed) files; yield outcomes batch by batch."""
-    batches = [(root, list(jobs[i : i + BATCH]), embed_dim) for i in range(0, len(jobs), BATCH)]
+    batches = [
+        (root, list(jobs[i : i + BATCH]), embed_dim, references)
+        for i in range(0, len(jobs), BATCH)
+    ]
     use_pool = len(jobs) >= POOL_THRESHOLD and _cores(workers) > 1
     async for outcomes in _map_batches(parse_batch, batches, use_pool, _cores(workers)):
         yield outcomes
+
+
+async def run_references(
+    root: str, jobs: Sequence[ReferenceJob], *, workers: int | None = None
+) -> AsyncIterator[list[tuple[int, str, References]]]:
+    """The second pass: references of files stored without them, batch by batch."""
+    batches = [(root, list(jobs[i : i + BATCH])) for i in range(0, len(jobs), BATCH)]
+    use_pool = len(jobs) >= POOL_THRESHOLD and _cores(workers) > 1
+    async for found in _map_batches(reference_batch, batches, use_pool, _cores(workers)):
+        yield found
 
 
 def embed_batch(dim: int, rows: list[tuple[int, str]]) -> list[tuple[int, bytes]]:

@@ -76,7 +76,15 @@ async def _schema_v1(db: aiosqlite.Connection) -> None:
         await db.execute(statement)
 
 
-MIGRATIONS = [_schema_v1]
+async def _schema_v2(db: aiosqlite.Connection) -> None:
+    """Files whose references a big build left for its second pass (see `write`)."""
+    await db.execute(
+        "ALTER TABLE files ADD COLUMN refs_pending INTEGER NOT NULL DEFAULT 0"
+    )
+    await db.execute("CREATE INDEX files_refs_pending ON files(id) WHERE refs_pending = 1")
+
+
+MIGRATIONS = [_schema_v1, _schema_v2]
 _CHUNK_HIGH = "chunk_id_high"
 """The `meta` key of the highest chunk id ever handed out."""
 
@@ -336,7 +344,7 @@ class IndexStore:
             ex = item.extraction
             file_rows.append(
                 (file_id, item.path, ex.language, item.size, item.mtime_ns, item.hash,
-                 ex.line_count)
+                 ex.line_count, int(ex.references_pending))
             )  # fmt: skip
             symbol_rows.extend(
                 (file_id, d.name, d.qualname, d.kind, d.start_line, d.end_line, d.signature,
@@ -358,10 +366,11 @@ class IndexStore:
                     (chunk_id, item.path, chunk.symbol, chunk.idents, chunk.text)
                 )  # fmt: skip
         await self.db.executemany(
-            "INSERT INTO files(id, path, language, size, mtime_ns, hash, lines)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
+            "INSERT INTO files(id, path, language, size, mtime_ns, hash, lines, refs_pending)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
             " language = excluded.language, size = excluded.size,"
-            " mtime_ns = excluded.mtime_ns, hash = excluded.hash, lines = excluded.lines",
+            " mtime_ns = excluded.mtime_ns, hash = excluded.hash, lines = excluded.lines,"
+            " refs_pending = excluded.refs_pending",
             file_rows,
         )
         await self.db.executemany(
@@ -412,6 +421,41 @@ class IndexStore:
             return deleted
 
         self._note_vectors((), await self._transaction(work))
+
+    async def pending_references(self) -> list[tuple[int, str, str, str]]:
+        """Files stored without their references: (id, path, language, hash)."""
+        rows = await self.db.execute_fetchall(
+            "SELECT id, path, language, hash FROM files WHERE refs_pending = 1 ORDER BY id"
+        )
+        return [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
+
+    async def store_references(
+        self, rows: Sequence[tuple[int, str, Sequence[tuple[str, int]]]]
+    ) -> int:
+        """Add the references the second pass found, as (file id, hash, references).
+
+        Only for files still waiting for them with that content: a file re-written
+        meanwhile (an edit re-parsed whole, another process) already has its own.
+        Returns how many files were completed.
+        """
+
+        async def work() -> int:
+            marks = ",".join("?" * len(rows))
+            waiting = {(int(r[0]), str(r[1])) for r in await self.db.execute_fetchall(
+                f"SELECT id, hash FROM files WHERE refs_pending = 1 AND id IN ({marks})",
+                [r[0] for r in rows],
+            )}  # fmt: skip
+            keep = [r for r in rows if (r[0], r[1]) in waiting]
+            ids = [(file_id,) for file_id, _, _ in keep]
+            await self.db.executemany("DELETE FROM refs WHERE file_id = ?", ids)
+            await self.db.executemany(
+                "INSERT INTO refs(file_id, name, count) VALUES (?, ?, ?)",
+                [(file_id, name, count) for file_id, _, refs in keep for name, count in refs],
+            )
+            await self.db.executemany("UPDATE files SET refs_pending = 0 WHERE id = ?", ids)
+            return len(keep)
+
+        return await self._transaction(work) if rows else 0
 
     async def pending_embeddings(self, limit: int, after_id: int = 0) -> list[tuple[int, str]]:
         """Chunks without a vector (ids above `after_id`), with the text to embed."""

@@ -65,6 +65,8 @@ class FileExtraction:
     references: tuple[tuple[str, int], ...]
     chunks: tuple[Chunk, ...]
     line_count: int
+    references_pending: bool = False
+    """The references were left for a second pass (`extract(..., references=False)`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +101,9 @@ class IndexStats:
     searchable_seconds: float = 0.0
     """When definitions, references and chunks were stored: text and symbol search are
     up to date (the repo map and vectors follow in the background)."""
+    references_seconds: float = 0.0
+    """When a big build's second pass had stored every file's references (0 when the
+    references came with the definitions)."""
     map_seconds: float = 0.0
     """When the repo-map graph was rebuilt (0 until then; set by the background task)."""
     parsed_paths: list[str] = field(default_factory=list)

@@ -1,0 +1,159 @@
+"""A big build stores definitions, chunks and the full-text index first (searchable),
+then the references in a second pass, then the repo map; small updates do all at once."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from aistack_tui.knowledge import KnowledgeIndex
+from aistack_tui.knowledge.extract import extract
+from aistack_tui.knowledge.pipeline import POOL_THRESHOLD
+from aistack_tui.knowledge.store import FileState, IndexStore, ParsedFile
+
+FILES = POOL_THRESHOLD + 60
+
+
+def _generate(root: Path, count: int) -> None:
+    for i in range(count):
+        folder = root / f"pkg{i // 100:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"mod{i:04d}.py").write_text(
+            f"def func_{i}(x):\n    return helper_{(i + 1) % count}(x)\n\n\n"
+            f"def helper_{i}(y):\n    return shared_total(y) + {i}\n"
+        )
+    (root / "shared.py").write_text("def shared_total(value):\n    return value\n")
+
+
+async def _pending(index: KnowledgeIndex) -> int:
+    rows = await index.store.db.execute_fetchall(
+        "SELECT COUNT(*) FROM files WHERE refs_pending = 1"
+    )
+    return int(next(iter(rows))[0])
+
+
+async def _stored_refs(index: KnowledgeIndex) -> dict[str, tuple[tuple[str, int], ...]]:
+    rows = await index.store.db.execute_fetchall(
+        "SELECT f.path, r.name, r.count FROM refs r JOIN files f ON f.id = r.file_id"
+        " ORDER BY f.path, r.name"
+    )
+    out: dict[str, list[tuple[str, int]]] = {}
+    for path, name, count in rows:
+        out.setdefault(str(path), []).append((str(name), int(count)))
+    return {path: tuple(refs) for path, refs in out.items()}
+
+
+async def test_a_big_build_is_searchable_before_its_references_are_in(
+    tmp_path: Path, aistack_home: Path
+) -> None:
+    root = tmp_path / "big"
+    _generate(root, FILES)
+    index = await KnowledgeIndex.open(aistack_home, root)
+    seen: list[tuple[int, list[str], str, int]] = []
+
+    async def look() -> None:
+        # Runs as the reference pass starts (its workers are still starting).
+        pending = await _pending(index)
+        hits = await index.search("func_237", limit=3)
+        block = await index.context_block("what does helper_123 return", [], 4000)
+        refs = len(await _stored_refs(index))
+        seen.append((pending, [h.path for h in hits], block, refs))
+
+    looks: list[asyncio.Task[None]] = []
+
+    def on_phase(phase: str) -> None:
+        if phase == "ranking" and not looks:
+            looks.append(asyncio.get_running_loop().create_task(look()))
+
+    try:
+        stats = await index.refresh(on_phase=on_phase)
+        await asyncio.gather(*looks)
+        [(pending, paths, block, refs)] = seen
+        assert pending == FILES + 1 and refs == 0
+        assert paths[0] == "pkg02/mod0237.py"
+        assert "pkg01/mod0123.py" in block and "def helper_123" in block
+        assert stats.files_total == FILES + 1
+        assert 0 < stats.searchable_seconds <= stats.references_seconds
+    finally:
+        await index.close()
+
+
+async def test_the_repo_map_fills_after_the_reference_pass(
+    tmp_path: Path, aistack_home: Path
+) -> None:
+    root = tmp_path / "big"
+    _generate(root, FILES)
+    index = await KnowledgeIndex.open(aistack_home, root)
+    try:
+        stats = await index.refresh()
+        await index.wait_for_graph()
+        assert await _pending(index) == 0
+        assert stats.map_seconds >= stats.references_seconds >= stats.searchable_seconds > 0
+        # The same references one pass finds, file by file.
+        stored = await _stored_refs(index)
+        for path in ("shared.py", "pkg00/mod0005.py", f"pkg02/mod{FILES - 1:04d}.py"):
+            expected = extract((root / path).read_bytes(), "python").references
+            assert stored.get(path, ()) == expected
+        graph = index.graph
+        assert graph is not None and len(graph.paths) == FILES + 1
+        mod5, mod6 = graph.ids_by_path["pkg00/mod0005.py"], graph.ids_by_path["pkg00/mod0006.py"]
+        assert mod6 in graph.out[mod5]  # func_5 calls helper_6
+        block = await index.context_block("helper", ["pkg00/mod0005.py"], 4000)
+        assert "Repository map" in block and "shared.py" in block
+    finally:
+        await index.close()
+
+
+async def test_a_one_file_update_after_a_big_build_takes_the_one_pass_path(
+    tmp_path: Path, aistack_home: Path
+) -> None:
+    root = tmp_path / "big"
+    _generate(root, FILES)
+    index = await KnowledgeIndex.open(aistack_home, root)
+    try:
+        await index.refresh()
+        await index.wait_for_graph()
+        target = root / "pkg00" / "mod0009.py"
+        target.write_text("def edited(x):\n    return shared_total(x) + func_3(x)\n")
+        started = time.perf_counter()
+        one = await index.refresh_paths([target])
+        elapsed = time.perf_counter() - started
+        assert one.parsed == 1 and one.references_seconds == 0  # no second pass
+        assert await _pending(index) == 0
+        assert (await _stored_refs(index))["pkg00/mod0009.py"] == (
+            ("func_3", 1), ("shared_total", 1)
+        )  # fmt: skip
+        assert elapsed < 2.0  # in a thread, no pool: tens of ms (the bench measures it)
+        await index.wait_for_graph()
+        graph = index.graph
+        assert graph is not None
+        edited, shared = graph.ids_by_path["pkg00/mod0009.py"], graph.ids_by_path["shared.py"]
+        assert shared in graph.out[edited]
+    finally:
+        await index.close()
+
+
+async def test_a_file_rewritten_meanwhile_keeps_its_own_references(tmp_path: Path) -> None:
+    """The second pass's late result for old content must not land on new content."""
+    store = await IndexStore.open(tmp_path / "index.db")
+    try:
+        source = b"def a():\n    return helper_b()\n"
+        deferred = extract(source, "python", references=False)
+        assert deferred.references_pending and deferred.references == ()
+        states: dict[str, FileState] = {}
+        await store.write([ParsedFile("a.py", len(source), 1, "old", deferred)], states)
+        [(file_id, path, language, known)] = await store.pending_references()
+        assert (path, language, known) == ("a.py", "python", "old")
+
+        edited = b"def a():\n    return helper_c()\n"
+        whole = extract(edited, "python")
+        await store.write([ParsedFile("a.py", len(edited), 2, "new", whole)], states)
+        assert await store.store_references([(file_id, "old", (("helper_b", 1),))]) == 0
+        rows = await store.db.execute_fetchall(
+            "SELECT name FROM refs WHERE file_id = ?", (file_id,)
+        )
+        assert [str(r[0]) for r in rows] == ["helper_c"]
+        assert await store.pending_references() == []
+    finally:
+        await store.close()
