@@ -256,6 +256,10 @@ async def bench_repo_scale(
                      f"{turn_ms:.0f} ms (event loop stalled ≤ {stall_ms:.0f} ms)",
                      "a turn never waits"))  # fmt: skip
         await index.wait_for_graph()
+        if stats.references_seconds:
+            rows.append((f"repo {sources:,}: + references (second pass), + repo map",
+                         f"{stats.references_seconds:.2f} s, {stats.map_seconds:.2f} s",
+                         ""))  # fmt: skip
         target = root / counts.source_paths[7][0]
         target.write_text(target.read_text() + "\n// edited by the bench\n")
         one = await index.refresh_paths([target])

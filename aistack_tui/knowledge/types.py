@@ -68,6 +68,12 @@ class FileExtraction:
     references_pending: bool = False
     """The references were left for a second pass (`extract(..., references=False)`)."""
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FileExtraction, _extraction_fields(self))
+
+
+_extraction_fields = attrgetter(*FileExtraction.__slots__)
+
 
 @dataclass(frozen=True, slots=True)
 class CodeHit:
