@@ -23,6 +23,7 @@ import logging
 import posixpath
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from concurrent.futures import Executor
 from itertools import islice
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from aistack_tui.knowledge.pipeline import (
     POOL_THRESHOLD,
     ParseJob,
     ParseOutcome,
+    build_pool,
     run_embeddings,
     run_jobs,
     run_references,
@@ -127,41 +129,51 @@ class KnowledgeIndex:
         on_phase: Callable[[str], None] | None = None,
     ) -> IndexStats:
         """Bring the index up to date with the tree; only changed files are re-parsed."""
-        async with self._lock:
-            started = time.perf_counter()
-            states = await self.store.file_states()
-            self.first_build = not states
-            phase = self._phase_reporter(on_phase)
-            phase("scanning")
+        pool: Executor | None = None
+        try:
+            async with self._lock:
+                started = time.perf_counter()
+                states = await self.store.file_states()
+                self.first_build = not states
+                phase = self._phase_reporter(on_phase)
+                phase("scanning")
+                try:
+                    # Worker processes cost ~100 ms to start: worth it for a big first
+                    # build only, whose walk, parse and reference passes share them.
+                    big = self.first_build and not await asyncio.to_thread(self._small_tree)
+                    pool = await build_pool() if big else None
+                    found = await walk_in_worker(str(self.project_root), pool) if pool else None
+                    # Disposable threads: a print-mode run that ends meanwhile must not wait.
+                    entries = found if found is not None else await run_disposable(
+                        lambda: list(walk(self.project_root)), "index-walk"
+                    )
+                    if len(entries) < POOL_THRESHOLD:
+                        self.first_build = False  # small: done in a moment, turns may use it
+                    seen = {e.path for e in entries}
+                    removed = [p for p in states if p not in seen]
+                    stats = await self._apply(
+                        entries, removed, states, progress, phase, started=started, pool=pool
+                    )
+                except BaseException:
+                    phase("")
+                    self._long = False
+                    raise
+                finally:
+                    self.first_build = False
+                stats.searchable_seconds = time.perf_counter() - started
             try:
-                # A worker process costs ~100 ms to start: worth it for a big first build only.
-                big = self.first_build and not await asyncio.to_thread(self._small_tree)
-                found = await walk_in_worker(str(self.project_root)) if big else None
-                # Disposable threads: a print-mode run that ends meanwhile must not wait.
-                entries = found if found is not None else await run_disposable(
-                    lambda: list(walk(self.project_root)), "index-walk"
-                )
-                if len(entries) < POOL_THRESHOLD:
-                    self.first_build = False  # small: done in a moment, turns may use it
-                seen = {e.path for e in entries}
-                removed = [p for p in states if p not in seen]
-                stats = await self._apply(
-                    entries, removed, states, progress, phase, started=started
-                )
-            except BaseException:
+                await self._fill_references(stats, started, phase, pool)
+                if pool is not None:
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    pool = None
+                phase("embedding" if await self.store.pending_count() else "")
+                stats.chunks_embedded += await self._embed_pending(progress)
+            finally:
                 phase("")
                 self._long = False
-                raise
-            finally:
-                self.first_build = False
-            stats.searchable_seconds = time.perf_counter() - started
-        try:
-            await self._fill_references(stats, started, phase)
-            phase("embedding" if await self.store.pending_count() else "")
-            stats.chunks_embedded += await self._embed_pending(progress)
         finally:
-            phase("")
-            self._long = False
+            if pool is not None:
+                pool.shutdown(wait=False, cancel_futures=True)
         stats.seconds = time.perf_counter() - started
         self.last_stats = stats
         if self.store.vector_cache is not None and not self._closed:
@@ -251,6 +263,7 @@ class KnowledgeIndex:
         *,
         full_scan: bool = True,
         started: float,
+        pool: Executor | None = None,
     ) -> IndexStats:
         stats = IndexStats(files_seen=len(entries) if full_scan else 0)
         jobs: list[ParseJob] = []
@@ -278,7 +291,7 @@ class KnowledgeIndex:
             await self.store.bulk_mode(True)
         try:
             await self._parse_and_write(
-                jobs, states, stats, progress, embed_dim, references=not bulk
+                jobs, states, stats, progress, embed_dim, references=not bulk, pool=pool
             )
         finally:
             if bulk:
@@ -315,6 +328,7 @@ class KnowledgeIndex:
         embed_dim: int,
         *,
         references: bool,
+        pool: Executor | None,
     ) -> None:
         """Write parse results as they arrive (searchable group by group).
 
@@ -327,7 +341,8 @@ class KnowledgeIndex:
         group = WRITE_GROUP if len(jobs) >= POOL_THRESHOLD else 1
         waiting: list[ParseOutcome] = []
         root = str(self.project_root)
-        async for outcomes in run_jobs(root, jobs, embed_dim=embed_dim, references=references):
+        parsing = run_jobs(root, jobs, embed_dim=embed_dim, references=references, pool=pool)
+        async for outcomes in parsing:
             waiting += outcomes
             if len(waiting) >= group:
                 await self._write_outcomes(waiting, states, stats)
@@ -366,7 +381,11 @@ class KnowledgeIndex:
             stats.touched += len(touched)
 
     async def _fill_references(
-        self, stats: IndexStats, started: float, phase: Callable[[str], None] | None
+        self,
+        stats: IndexStats,
+        started: float,
+        phase: Callable[[str], None] | None,
+        pool: Executor | None = None,
     ) -> None:
         """The second pass of a big build: the references of the files stored without
         them, then the repo map from them.
@@ -392,7 +411,7 @@ class KnowledgeIndex:
                 tried.update((j[0], j[3]) for j in jobs)
                 if phase is not None:
                     phase("ranking")
-                async for found in run_references(str(self.project_root), jobs):
+                async for found in run_references(str(self.project_root), jobs, pool=pool):
                     await self.store.store_references(found)
                     if self._closed:
                         return

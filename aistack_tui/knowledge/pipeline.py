@@ -206,15 +206,22 @@ def _shut_down_late(task: asyncio.Future[Executor]) -> None:
 
 
 async def _map_batches(
-    fn: Callable[..., R], batches: Sequence[tuple[Any, ...]], use_pool: bool, workers: int
+    fn: Callable[..., R],
+    batches: Sequence[tuple[Any, ...]],
+    use_pool: bool,
+    workers: int,
+    shared: Executor | None = None,
 ) -> AsyncIterator[R]:
-    """`fn(*batch)` for every batch, in a process pool or a thread, in completion order."""
+    """`fn(*batch)` for every batch, in a process pool or a thread, in completion order.
+
+    `shared` is a started pool the caller owns (and shuts down); otherwise one is
+    started for these batches."""
     if not use_pool:
         for batch in batches:
             yield await asyncio.to_thread(fn, *batch)
         return
     loop = asyncio.get_running_loop()
-    pool = await _pool(min(workers, len(batches)))
+    pool = shared or await _pool(min(workers, len(batches)))
     if pool is None:
         for batch in batches:
             yield await asyncio.to_thread(fn, *batch)
@@ -250,7 +257,11 @@ async def _map_batches(
         for batch in list(remaining.values()):
             yield await asyncio.to_thread(fn, *batch)
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        if shared is None:
+            pool.shutdown(wait=False, cancel_futures=True)
+        else:
+            for future in futures:
+                future.cancel()
 
 
 def walk_rows(root: str) -> list[tuple[str, int, int, str]]:
@@ -261,23 +272,26 @@ def walk_rows(root: str) -> list[tuple[str, int, int, str]]:
     return [(e.path, e.size, e.mtime_ns, e.language) for e in walk(Path(root))]
 
 
-async def walk_in_worker(root: str) -> list[WalkEntry] | None:
-    """Walk the tree in a worker process, or None when no process can start.
+async def walk_in_worker(root: str, pool: Executor) -> list[WalkEntry] | None:
+    """Walk the tree in a worker process of `pool`, or None when it cannot.
 
     For a first build, whose walk of a 20,000-file tree is a second of Python: in a
     thread it would take the GIL from the event loop half of that time, and the turn the
-    user just sent would go out late.
+    user just sent would go out late. The pool is the one the build then parses in, so
+    a first build starts one pool, not two.
     """
-    pool = await _pool(1)
-    if pool is None:
-        return None
     try:
         rows = await asyncio.wrap_future(pool.submit(walk_rows, root))
     except BrokenProcessPool:
         return None
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
     return [WalkEntry(*row) for row in rows]
+
+
+async def build_pool(workers: int | None = None) -> Executor | None:
+    """A started pool of one process per core for a whole big build (its walk, parse
+    and reference passes), or None when processes cannot start here. The caller shuts
+    it down."""
+    return await _pool(_cores(workers))
 
 
 def _silence(future: asyncio.Future[Any]) -> None:
@@ -296,24 +310,30 @@ async def run_jobs(
     embed_dim: int = 0,
     references: bool = True,
     workers: int | None = None,
+    pool: Executor | None = None,
 ) -> AsyncIterator[list[ParseOutcome]]:
-    """Parse (and, with `embed_dim`, embed) files; yield outcomes batch by batch."""
+    """Parse (and, with `embed_dim`, embed) files; yield outcomes batch by batch (in
+    `pool`, when given and the batch is big enough for one)."""
     batches = [
         (root, list(jobs[i : i + BATCH]), embed_dim, references)
         for i in range(0, len(jobs), BATCH)
     ]
     use_pool = len(jobs) >= POOL_THRESHOLD and _cores(workers) > 1
-    async for outcomes in _map_batches(parse_batch, batches, use_pool, _cores(workers)):
+    async for outcomes in _map_batches(parse_batch, batches, use_pool, _cores(workers), pool):
         yield outcomes
 
 
 async def run_references(
-    root: str, jobs: Sequence[ReferenceJob], *, workers: int | None = None
+    root: str,
+    jobs: Sequence[ReferenceJob],
+    *,
+    workers: int | None = None,
+    pool: Executor | None = None,
 ) -> AsyncIterator[list[tuple[int, str, References]]]:
     """The second pass: references of files stored without them, batch by batch."""
     batches = [(root, list(jobs[i : i + BATCH])) for i in range(0, len(jobs), BATCH)]
     use_pool = len(jobs) >= POOL_THRESHOLD and _cores(workers) > 1
-    async for found in _map_batches(reference_batch, batches, use_pool, _cores(workers)):
+    async for found in _map_batches(reference_batch, batches, use_pool, _cores(workers), pool):
         yield found
 
 

@@ -4,13 +4,18 @@ then the references in a second pass, then the repo map; small updates do all at
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from pathlib import Path
 
+import sqlean  # type: ignore[import-untyped]
+
 from aistack_tui.knowledge import KnowledgeIndex
 from aistack_tui.knowledge.extract import extract
+from aistack_tui.knowledge.indexer import INDEX_FILENAME
 from aistack_tui.knowledge.pipeline import POOL_THRESHOLD
 from aistack_tui.knowledge.store import FileState, IndexStore, ParsedFile
+from aistack_tui.storage.paths import project_data_dir
 
 FILES = POOL_THRESHOLD + 60
 
@@ -50,27 +55,35 @@ async def test_a_big_build_is_searchable_before_its_references_are_in(
     root = tmp_path / "big"
     _generate(root, FILES)
     index = await KnowledgeIndex.open(aistack_home, root)
-    seen: list[tuple[int, list[str], str, int]] = []
+    database = project_data_dir(aistack_home, root.resolve()) / INDEX_FILENAME
+    states: list[tuple[int, int, int]] = []
+    answers: list[tuple[list[str], str]] = []
 
-    async def look() -> None:
-        # Runs as the reference pass starts (its workers are still starting).
-        pending = await _pending(index)
+    async def ask() -> None:
         hits = await index.search("func_237", limit=3)
         block = await index.context_block("what does helper_123 return", [], 4000)
-        refs = len(await _stored_refs(index))
-        seen.append((pending, [h.path for h in hits], block, refs))
+        answers.append(([h.path for h in hits], block))
 
-    looks: list[asyncio.Task[None]] = []
+    asked: list[asyncio.Task[None]] = []
 
     def on_phase(phase: str) -> None:
-        if phase == "ranking" and not looks:
-            looks.append(asyncio.get_running_loop().create_task(look()))
+        if phase != "ranking" or asked:
+            return
+        # The moment the reference pass starts, read from a second connection (what
+        # any reader sees): every chunk is in the full-text index, no reference yet.
+        connect = sqlean.connect  # pyright: ignore[reportAttributeAccessIssue]
+        with contextlib.closing(connect(database)) as db:
+            pending = db.execute("SELECT COUNT(*) FROM files WHERE refs_pending = 1")
+            refs = db.execute("SELECT COUNT(*) FROM refs")
+            found = db.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH 'func_237'")
+            states.append((pending.fetchone()[0], refs.fetchone()[0], found.fetchone()[0]))
+        asked.append(asyncio.get_running_loop().create_task(ask()))
 
     try:
         stats = await index.refresh(on_phase=on_phase)
-        await asyncio.gather(*looks)
-        [(pending, paths, block, refs)] = seen
-        assert pending == FILES + 1 and refs == 0
+        await asyncio.gather(*asked)
+        assert states == [(FILES + 1, 0, 1)]
+        [(paths, block)] = answers
         assert paths[0] == "pkg02/mod0237.py"
         assert "pkg01/mod0123.py" in block and "def helper_123" in block
         assert stats.files_total == FILES + 1
