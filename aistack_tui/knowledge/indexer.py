@@ -91,6 +91,8 @@ class KnowledgeIndex:
         self._lock = asyncio.Lock()
         self._embed_lock = asyncio.Lock()
         self._refs_lock = asyncio.Lock()
+        self._graph_owed = False
+        """A big write left the map's rebuild to the end of the reference pass."""
         self._task: asyncio.Task[None] | None = None
         self._graph_task: asyncio.Task[None] | None = None
         self._graph_stale = False
@@ -307,7 +309,7 @@ class KnowledgeIndex:
             await self.rebuild_graph()
             stats.map_seconds = time.perf_counter() - started
         elif bulk and stats.parsed:
-            pass  # the references are still to come: `_fill_references` rebuilds the map
+            self._graph_owed = True  # after the references: see `_fill_references`
         elif stats.parsed or stats.removed or self.graph is None:
             # The rebuild reads every reference (about 2 s of CPU on a 2,000-file tree),
             # so after a big build or any update it runs in the background: text and
@@ -417,6 +419,8 @@ class KnowledgeIndex:
                         return
             if tried:
                 stats.references_seconds = time.perf_counter() - started
+            if tried or self._graph_owed:
+                self._graph_owed = False
                 self._schedule_graph_rebuild(stats, started)
 
     def _schedule_graph_rebuild(

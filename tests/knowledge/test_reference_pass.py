@@ -170,3 +170,19 @@ async def test_a_file_rewritten_meanwhile_keeps_its_own_references(tmp_path: Pat
         assert await store.pending_references() == []
     finally:
         await store.close()
+
+
+async def test_a_big_build_without_references_still_ranks_its_map(
+    tmp_path: Path, aistack_home: Path
+) -> None:
+    """Plain-text files owe no second pass; the map is rebuilt all the same."""
+    for i in range(FILES):
+        (tmp_path / f"notes{i:03d}.txt").write_text(f"note number {i}\n")
+    index = await KnowledgeIndex.open(aistack_home, tmp_path)
+    try:
+        stats = await index.refresh()
+        assert stats.parsed == FILES and stats.references_seconds == 0
+        await index.wait_for_graph()
+        assert index.graph is not None and len(index.graph.paths) == FILES
+    finally:
+        await index.close()
