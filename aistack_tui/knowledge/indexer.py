@@ -33,16 +33,13 @@ from aistack_tui.knowledge.pipeline import (
     EMBED_POOL_THRESHOLD,
     POOL_THRESHOLD,
     ParseJob,
-    ParseOutcome,
     build_pool,
     run_embeddings,
-    run_jobs,
-    run_references,
     walk_in_worker,
 )
 from aistack_tui.knowledge.repo_map import RepoGraph, build_graph
 from aistack_tui.knowledge.search import hybrid_search
-from aistack_tui.knowledge.store import FileState, IndexStore, ParsedFile
+from aistack_tui.knowledge.store import FileState, IndexStore
 from aistack_tui.knowledge.types import CodeHit, IndexStats
 from aistack_tui.knowledge.walker import (
     MAX_FILE_BYTES,
@@ -52,6 +49,7 @@ from aistack_tui.knowledge.walker import (
     walk,
 )
 from aistack_tui.knowledge.watcher import poll_forever
+from aistack_tui.knowledge.writer import Progress, store_pending_references, write_parsed
 from aistack_tui.storage.disposable_thread import run_disposable
 from aistack_tui.storage.embeddings import Embedder
 from aistack_tui.storage.hashing_embedder import HashingEmbedder, serialize_f32
@@ -67,13 +65,10 @@ brute-force KNN time is linear in dimensions: 128 keeps a 50k-chunk scan near 15
 where 384 takes about 45 ms, with the same hit@5 on the labelled search test."""
 EMBED_BATCH = 64
 EMBED_FETCH = 8192
-WRITE_GROUP = 240
-"""Files per write transaction in a big build (see `_parse_and_write`)."""
 GRAPH_DEBOUNCE_S = 0.5
 """After a small update the repo-map rebuild waits this long: edits come in bursts."""
 FIRST_BUILD_IDLE_S = 1.0
 FIRST_BUILD_AFTER_TURN_S = 0.25
-Progress = Callable[[int, int], None]
 
 
 class KnowledgeIndex:
@@ -292,9 +287,10 @@ class KnowledgeIndex:
         if bulk:
             await self.store.bulk_mode(True)
         try:
-            await self._parse_and_write(
-                jobs, states, stats, progress, embed_dim, references=not bulk, pool=pool
-            )
+            await write_parsed(
+                self.store, str(self.project_root), jobs, states, stats, progress,
+                embed_dim=embed_dim, references=not bulk, pool=pool,
+            )  # fmt: skip
         finally:
             if bulk:
                 await self.store.bulk_mode(False)
@@ -321,81 +317,6 @@ class KnowledgeIndex:
             self._schedule_graph_rebuild(stats, started, delay=delay)
         return stats
 
-    async def _parse_and_write(
-        self,
-        jobs: Sequence[ParseJob],
-        states: dict[str, FileState],
-        stats: IndexStats,
-        progress: Progress | None,
-        embed_dim: int,
-        *,
-        references: bool,
-        pool: Executor | None,
-    ) -> None:
-        """Write parse results as they arrive (searchable group by group).
-
-        A big build writes at least `WRITE_GROUP` files per transaction rather than one
-        batch: each commit flushes a new FTS5 segment that later merges cost again, and
-        a build's writes took a fifth less CPU (and half the wall time) in groups of 240.
-        The write runs in a task while results keep arriving: awaited in the loop, a
-        long one would leave the workers without new batches (only a few per worker
-        are in flight), and whatever arrives meanwhile goes into the next group.
-        """
-        done = 0
-        group = WRITE_GROUP if len(jobs) >= POOL_THRESHOLD else 1
-        waiting: list[ParseOutcome] = []
-        writing: asyncio.Task[None] | None = None
-        root = str(self.project_root)
-        parsing = run_jobs(root, jobs, embed_dim=embed_dim, references=references, pool=pool)
-        try:
-            async for outcomes in parsing:
-                waiting += outcomes
-                done += len(outcomes)
-                if progress:
-                    progress(done, len(jobs))
-                if len(waiting) < group or (writing is not None and not writing.done()):
-                    continue
-                if writing is not None:
-                    await writing  # its error, if any, ends the refresh
-                writing = asyncio.ensure_future(self._write_outcomes(waiting, states, stats))
-                waiting = []
-            if writing is not None:
-                await writing
-            if waiting:
-                await self._write_outcomes(waiting, states, stats)
-        finally:
-            if writing is not None and not writing.done():
-                writing.cancel()  # rolled back (see `immediate_transaction`)
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await writing
-
-    async def _write_outcomes(
-        self, outcomes: Sequence[ParseOutcome], states: dict[str, FileState], stats: IndexStats
-    ) -> None:
-        parsed: list[ParsedFile] = []
-        vectors: list[tuple[bytes, ...]] = []
-        touched: list[tuple[str, int, int]] = []
-        for outcome in outcomes:
-            if outcome.status in ("parsed", "ignored") and outcome.parsed is not None:
-                parsed.append(outcome.parsed)
-                vectors.append(outcome.vectors)
-                if outcome.status == "ignored":
-                    stats.skipped += 1
-                    continue
-                stats.parsed += 1
-                stats.parsed_paths.append(outcome.job.path)
-            elif outcome.status == "same":
-                job = outcome.job
-                touched.append((job.path, job.size, job.mtime_ns))
-            else:
-                stats.skipped += 1
-        if parsed:
-            await self.store.write(parsed, states, vectors)
-            stats.chunks_embedded += sum(len(v) for v in vectors)
-        if touched:
-            await self.store.touch(touched)
-            stats.touched += len(touched)
-
     async def _fill_references(
         self,
         stats: IndexStats,
@@ -403,34 +324,23 @@ class KnowledgeIndex:
         phase: Callable[[str], None] | None,
         pool: Executor | None = None,
     ) -> None:
-        """The second pass of a big build: the references of the files stored without
-        them, then the repo map from them.
+        """The second pass of a big build (`writer.store_pending_references`), then the
+        repo map from its references.
 
-        A build of a pool's worth of files stores definitions, chunks and the full-text
-        index first: from then on search and each turn's code context cover every file.
-        The references feed only the repo map; parsing them apart costs a second parse
-        of each file, but takes the reference query, its counting and its rows out of
-        the time until the index is searchable. Like the embedding, it runs outside the
-        refresh lock (an edit's update is never stuck behind it), one pass at a time.
+        Like the embedding, it runs outside the refresh lock (an edit's update is never
+        stuck behind it), one pass at a time: a refresh that finds one running leaves
+        its files, and the map's rebuild, to it.
         """
         if self._refs_lock.locked():
-            return  # the running pass picks these files up
+            return
         async with self._refs_lock:
-            # Each (file, content) is tried once: one edited since it was stored stays
-            # pending until the refresh that re-parses it.
-            tried: set[tuple[int, str]] = set()
-            while not self._closed:
-                pending = await self.store.pending_references()
-                jobs = [job for job in pending if (job[0], job[3]) not in tried]
-                if not jobs:
-                    break
-                tried.update((j[0], j[3]) for j in jobs)
-                if phase is not None:
-                    phase("ranking")
-                async for found in run_references(str(self.project_root), jobs, pool=pool):
-                    await self.store.store_references(found)
-                    if self._closed:
-                        return
+            tried = await store_pending_references(
+                self.store, str(self.project_root), pool,
+                closed=lambda: self._closed,
+                on_start=lambda: phase("ranking") if phase is not None else None,
+            )  # fmt: skip
+            if self._closed:
+                return
             if tried:
                 stats.references_seconds = time.perf_counter() - started
             if tried or self._graph_owed:

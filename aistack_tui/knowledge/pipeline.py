@@ -8,7 +8,7 @@ report progress while the rest is still parsing.
 
 A big build runs in two passes: `parse_batch` without the reference patterns (what
 search needs: definitions, chunks), then `reference_batch` for the references the repo
-map is ranked from, once the index is searchable (see `KnowledgeIndex._fill_references`).
+map is ranked from, once the index is searchable (see `writer.py`).
 """
 
 from __future__ import annotations
