@@ -369,7 +369,7 @@ def attach_safety(session: LiveSession) -> None:
         )
         if sandbox.confined:
             sandbox.exposure.prefetch()
-        session.tool_context.services["sandbox"] = sandbox
+        session.tool_context.services.sandbox = sandbox
         engine.kernel_enforced = sandbox.confined
         if notice and not sandbox.confined:
             # Said once: where no sandbox starts, the parser is the only wall. A working

@@ -139,7 +139,7 @@ def attach_skills(
     skills = SkillRegistry.discover(config.project_root, config.home, user_home)
     if trust is not None:
         skills.withhold_allowed_tools(trust.ignored_names("skill"))
-    context.services["skills"] = skills
+    context.services.skills = skills
     tools.register(SkillTool())
 
     def grant_allowed(skill: Skill) -> None:
@@ -199,7 +199,7 @@ async def attach_mcp(
     roots = [config.project_root, *context.additional_directories]
     manager = McpManager(configs, config.home / "logs", settings.mcp_connect_timeout,
                          relay=config.mcp_relay, roots=roots)
-    context.services["tool_registry"] = tools
+    context.services.tool_registry = tools
 
     def on_status(status: ServerStatus) -> None:
         if status.status in ("connected", "failed", "disabled"):
@@ -222,7 +222,7 @@ async def attach_memory(
 
     manager = await MemoryManager.open(config.home, config.project_root, env=config.env)
     manager.session_id = session_id
-    context.services["memory"] = manager
+    context.services.memory = manager
     return manager, [MemorySearchTool(), MemoryWriteTool()]
 
 
@@ -237,8 +237,8 @@ async def attach_knowledge(
     from aistack_tui.tools.code_search import CodeSearchTool
 
     index = await KnowledgeIndex.open(config.home, config.project_root)
-    index.read_allowed = context.services.get("read_allowed")  # results obey Read rules
-    context.services["knowledge"] = index
+    index.read_allowed = context.services.read_allowed  # results obey Read rules
+    context.services.knowledge = index
     index.start_background_refresh(
         watch_interval=KNOWLEDGE_WATCH_INTERVAL if watch else None, defer_first_build=True
     )
@@ -257,11 +257,11 @@ async def attach_extensions(
     trust: TrustDecision | None = None,
 ) -> Extensions:
     from aistack_tui.context.injection import ContextInjector
-    from aistack_tui.permissions.access import install_access_services
+    from aistack_tui.tools.services import ToolServices
 
     # Tools that reach past their own call (Grep, Glob, CodeSearch, WebFetch redirects)
     # ask the engine about each file or hop through these.
-    install_access_services(context.services, engine)
+    context.services = ToolServices.checked_by(engine)
     ext = Extensions()
     try:
         ext.skills = attach_skills(config, tools, context, engine, trust=trust)

@@ -17,7 +17,6 @@ from pydantic import Field
 
 from aistack_tui.llm.types import ImageBlock, TextBlock
 from aistack_tui.mcp.manager import McpCallError
-from aistack_tui.permissions.access import RESOURCE_BEHAVIOR
 from aistack_tui.permissions.targets import McpResourceRead, PermissionTarget
 from aistack_tui.tools.base import (
     Tool,
@@ -81,7 +80,7 @@ class ListMcpResourcesTool(Tool[ListArgs]):
 
     async def run(self, args: ListArgs, ctx: ToolContext) -> ToolOutput:
         servers = [args.server] if args.server else self.manager.resource_servers()
-        behavior = ctx.services.get(RESOURCE_BEHAVIOR)
+        behavior = ctx.services.resource_behavior
         entries: list[dict[str, Any]] = []
         problems: list[str] = []
         for server in servers:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -55,8 +54,6 @@ MAX_IMAGE_CHARS = 5_000_000
 """Base64 characters of images kept from one result (about 3.7 MB of image)."""
 MAX_DESCRIPTION_CHARS = 4_000
 SEARCH_TOOL_NAME = "McpToolSearch"
-TOOL_REGISTRY_SERVICE = "tool_registry"
-"""`ToolContext.services` key of the session's ToolRegistry, where loaded tools go."""
 _NAME_LIMIT = 64
 """Providers reject longer tool names (Anthropic and OpenAI: ^[a-zA-Z0-9_-]{1,64}$)."""
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -190,7 +187,7 @@ class McpTool(Tool[McpArgs]):
 def _progress_sink(ctx: ToolContext) -> ProgressSink | None:
     """Progress the server reports, as lines on the running call's card (the same
     `tool_output` path Bash's live output takes), or None when nobody shows it."""
-    listener: Callable[[str, str], None] | None = ctx.services.get("tool_output")
+    listener = ctx.services.tool_output
     if listener is None:
         return None
     call_id = current_call_id.get()
@@ -430,7 +427,7 @@ class McpToolSearch(CompactSpec, Tool[McpToolSearchArgs]):
                 + (", ".join(servers) or "(none connected)"),
                 display=ToolCallDisplay(summary=f"{SEARCH_TOOL_NAME}: no match"),
             )
-        registry = ctx.services.get(TOOL_REGISTRY_SERVICE)
+        registry = ctx.services.tool_registry
         sections: list[str] = []
         for tool in matches:
             spec = tool.spec()
@@ -439,7 +436,7 @@ class McpToolSearch(CompactSpec, Tool[McpToolSearchArgs]):
                 f"Input schema: {json.dumps(spec.input_schema, ensure_ascii=False)}"
             )
             self.manager.search_tool_loaded.add(tool.name)
-            if isinstance(registry, ToolRegistry):
+            if registry is not None:
                 registry.register(tool)
         names = ", ".join(t.name for t in matches)
         footer = (

@@ -3,16 +3,15 @@
 A tool call is checked once, for what the model asked for. Some tools then reach more:
 Grep and Glob walk a tree whose files the engine never saw one by one, the code index
 returns chunks of any indexed file, and WebFetch may be redirected to another host. They
-ask these callables, put in `ToolContext.services` when the session is composed, so each
-file or hop gets the same answer a direct call for it would get, and the tools layer
-never holds the engine itself.
+ask these callables, put in `ToolContext.services` (`tools.services.ToolServices`) when
+the session is composed, so each file or hop gets the same answer a direct call for it
+would get, and the tools layer never holds the engine itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from aistack_tui.permissions.targets import McpResourceRead, PathRead, UrlFetch
 from aistack_tui.permissions.types import (
@@ -21,15 +20,6 @@ from aistack_tui.permissions.types import (
     PermissionChecker,
     PermissionRequest,
 )
-
-READ_ALLOWED = "read_allowed"
-"""`Callable[[Path], bool]`: whether a Read of this file would be allowed without asking."""
-READ_BEHAVIOR = "read_behavior"
-"""`Callable[[Path], Behavior]`: what the engine would answer a Read of this file."""
-FETCH_CHECK = "fetch_check"
-"""`Callable[[str], Decision]`: what a WebFetch call for this URL would be told."""
-RESOURCE_BEHAVIOR = "mcp_resource_behavior"
-"""`Callable[[str, str], Behavior]`: what reading MCP resource (server, uri) would get."""
 
 
 def read_behavior(engine: PermissionChecker) -> Callable[[Path], Behavior]:
@@ -71,10 +61,3 @@ def resource_behavior(engine: PermissionChecker) -> Callable[[str, str], Behavio
         return engine.check(request).behavior
 
     return behavior
-
-
-def install_access_services(services: dict[str, Any], engine: PermissionChecker) -> None:
-    services[READ_ALLOWED] = read_allowed(engine)
-    services[READ_BEHAVIOR] = read_behavior(engine)
-    services[FETCH_CHECK] = fetch_check(engine)
-    services[RESOURCE_BEHAVIOR] = resource_behavior(engine)

@@ -2,7 +2,7 @@
 
 A sandbox is the OS-level boundary under the permission engine: the engine decides whether
 a command may run, the sandbox limits what it can touch once it does. Bash asks the
-sandbox in `ToolContext.services["sandbox"]` to wrap its argv; `exec` is the standalone
+sandbox in `ToolContext.services.sandbox` to wrap its argv; `exec` is the standalone
 way to run one command (for evals, hooks or anything else that is not the Bash tool).
 """
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from aistack_tui.subagent_types import Subagents
     from aistack_tui.tools.background import BackgroundShells
     from aistack_tui.tools.base import ToolCallDisplay, ToolContext
-    from aistack_tui.tools.editor import EditorTerminal, FileReader, FileWriter
+    from aistack_tui.tools.services import EditorTerminal, FileReader, FileWriter
     from aistack_tui.wiring import Extensions
 
 Prompt = "str | list[lt.ContentBlock]"
@@ -480,7 +480,7 @@ class LiveSession:
             return path
         self.engine.additional_directories.append(path)
         self.tool_context.additional_directories.append(path)
-        sandbox = self.tool_context.services.get("sandbox")
+        sandbox = self.tool_context.services.sandbox
         writable = getattr(sandbox, "writable", None)
         if isinstance(writable, list):
             writable.append(path)  # pyright: ignore[reportUnknownMemberType]
@@ -570,23 +570,18 @@ class LiveSession:
         Read sees its buffers, Write and Edit hand it their final text. Permission checks,
         checkpoints, stale-read checks and diffs stay the session's own; a call the editor
         fails falls back to the disk. Only one of the two may be given; None, None stops."""
-        from aistack_tui.tools.editor import EDITOR_FILES, EditorFiles
+        from aistack_tui.tools.services import EditorFiles
 
         services = self.tool_context.services
         if reader is None and writer is None:
-            services.pop(EDITOR_FILES, None)
+            services.editor_files = None
             return
-        services[EDITOR_FILES] = EditorFiles(read=reader, write=writer)
+        services.editor_files = EditorFiles(read=reader, write=writer)
 
     def use_editor_terminal(self, terminal: EditorTerminal | None) -> None:
         """Run Bash commands in the editor's terminals (ACP's `terminal`), inside the same
         sandbox and tier as here (the editor gets the sandbox's argv); None stops."""
-        from aistack_tui.tools.editor import EDITOR_TERMINAL
-
-        if terminal is None:
-            self.tool_context.services.pop(EDITOR_TERMINAL, None)
-        else:
-            self.tool_context.services[EDITOR_TERMINAL] = terminal
+        self.tool_context.services.editor_terminal = terminal
 
     def mcp_statuses(self) -> list[ServerStatus]:
         mcp = self.extensions.mcp
@@ -617,10 +612,7 @@ class LiveSession:
         """`listener(tool_use_id, text)` sees what a running Bash command prints, whole
         lines with secrets masked, as it prints them, and the progress MCP tools report
         (None stops it)."""
-        if listener is None:
-            self.tool_context.services.pop("tool_output", None)
-        else:
-            self.tool_context.services["tool_output"] = listener
+        self.tool_context.services.tool_output = listener
 
     @property
     def background_shells(self) -> BackgroundShells:
@@ -944,7 +936,7 @@ class LiveSession:
                 log.warning("closing the session: %s failed", close, exc_info=True)
 
     async def _close_sandbox(self) -> None:
-        sandbox = self.tool_context.services.get("sandbox")
+        sandbox = self.tool_context.services.sandbox
         close_sandbox = getattr(sandbox, "close", None)
         if close_sandbox is not None:
             await asyncio.to_thread(close_sandbox)

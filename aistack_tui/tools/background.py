@@ -34,8 +34,6 @@ from typing import Literal
 from aistack_tui.tools.base import ToolContext, ToolError
 from aistack_tui.tools.process import Captured, kill_group
 
-SERVICE = "background_shells"
-"""The key of the session's `BackgroundShells` in `ToolContext.services`."""
 HEAD_BYTES = 16_000
 TAIL_BYTES = 12_000
 
@@ -103,7 +101,7 @@ class BackgroundShell:
 
 
 class BackgroundShells:
-    """The background shells of one session (`ctx.services[SERVICE]`)."""
+    """The background shells of one session (`ctx.services.background`)."""
 
     def __init__(self) -> None:
         self.shells: dict[str, BackgroundShell] = {}
@@ -200,9 +198,9 @@ class BackgroundShells:
 
 def shells_of(ctx: ToolContext) -> BackgroundShells:
     """The session's background shells, made on first use."""
-    shells = ctx.services.get(SERVICE)
+    shells = ctx.services.background
     if not isinstance(shells, BackgroundShells):
-        shells = ctx.services[SERVICE] = BackgroundShells()
+        shells = ctx.services.background = BackgroundShells()
     return shells
 
 

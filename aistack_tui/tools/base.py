@@ -24,6 +24,7 @@ from aistack_tui.llm.types import ImageBlock, TextBlock, ToolSpec
 from aistack_tui.permissions.targets import PermissionTarget, target_from_input
 from aistack_tui.permissions.types import APPROVED_GRANT, ExecGrant
 from aistack_tui.tools.diffs import FileDiff
+from aistack_tui.tools.services import ToolServices
 
 PROMPTS_DIR = Path(__file__).parent / "prompts"
 
@@ -99,9 +100,9 @@ class ToolContext:
 
     `project_root` is the git root (or cwd); `cwd` is where relative paths resolve.
     `read_files` maps resolved paths to what Read saw. `bash_cwd` is the working
-    directory Bash keeps between calls. `services` carries optional extension objects
-    (memory, knowledge, skills, subagents) keyed by name, so the tools layer does not
-    import the layers that provide them.
+    directory Bash keeps between calls. `services` holds the collaborators some tools
+    need from layers above them (sandbox, memory, skills, code index, the engine's
+    checks, the editor), each typed by the Protocol the tools call.
     """
 
     project_root: Path
@@ -114,7 +115,7 @@ class ToolContext:
     additional_directories: list[Path] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     """Variables the settings' `env` adds to every command's environment."""
-    services: dict[str, Any] = field(default_factory=dict)
+    services: ToolServices = field(default_factory=ToolServices)
     file_locks: dict[Path, asyncio.Lock] = field(default_factory=dict)
 
     def resolve(self, path: str) -> Path:

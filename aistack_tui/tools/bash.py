@@ -283,7 +283,7 @@ def live_output(ctx: ToolContext) -> Callable[[bytes], None] | None:
     Whole lines only, cleaned and with secrets masked as in the final result, so a
     secret split across two reads is never shown half-masked.
     """
-    listener: Callable[[str, str], None] | None = ctx.services.get("tool_output")
+    listener = ctx.services.tool_output
     if listener is None:
         return None
     call_id = current_call_id.get()
@@ -301,16 +301,17 @@ def live_output(ctx: ToolContext) -> Callable[[bytes], None] | None:
 
 
 class _Confinement:
-    """How one command runs in the session's sandbox (`ctx.services["sandbox"]`), if any.
+    """How one command runs in the session's sandbox (`ctx.services.sandbox`), if any.
 
-    The sandbox is looked up by duck type so the tools layer does not import
-    `aistack_tui.sandbox`. The call's grant (`current_grant`) picks the tier: read-only
-    with masks, or the project and additional directories writable except protected
-    paths; absent protected paths cannot be created (the sandbox mounts a placeholder).
+    The sandbox is known by its Protocol (`tools.services.CommandSandbox`) so the tools
+    layer does not import `aistack_tui.sandbox`. The call's grant (`current_grant`) picks
+    the tier: read-only with masks, or the project and additional directories writable
+    except protected paths; absent protected paths cannot be created (the sandbox mounts
+    a placeholder).
     """
 
     def __init__(self, ctx: ToolContext, cwd: Path) -> None:
-        self.sandbox = ctx.services.get("sandbox")
+        self.sandbox = ctx.services.sandbox
         self.writable = [ctx.project_root, *ctx.additional_directories]
         self.settings_env = ctx.env
         self.cwd = cwd
@@ -319,20 +320,21 @@ class _Confinement:
     async def prepare(self) -> None:
         """Build the command's policy. On a thread: it may have to wait for the walk of
         the project that finds what to mask, which must not stall the event loop."""
-        policy_for = getattr(self.sandbox, "policy_for", None)
-        if policy_for is None:
+        if self.sandbox is None:
             return
         try:
-            self.policy = await asyncio.to_thread(policy_for, current_grant.get(), self.cwd)
+            self.policy = await asyncio.to_thread(
+                self.sandbox.policy_for, current_grant.get(), self.cwd
+            )
         except Exception as e:  # SandboxError: refuse rather than run unconfined
             raise ToolError(f"The sandbox cannot confine this command: {e}") from e
 
     @property
     def wrap(self) -> Callable[[list[str], list[Path]], list[str]] | None:
-        wrap_command = getattr(self.sandbox, "wrap_command", None)
-        if wrap_command is None:
+        sandbox = self.sandbox
+        if sandbox is None:
             return None
-        return lambda argv, extra: wrap_command(
+        return lambda argv, extra: sandbox.wrap_command(
             argv, cwd=self.cwd, writable=[*self.writable, *extra], policy=self.policy
         )
 
@@ -346,11 +348,9 @@ class _Confinement:
 
     def finish(self) -> list[str]:
         """Notes for the model: what earlier commands left that the sandbox moved away."""
-        after_command = getattr(self.sandbox, "after_command", None)
-        if self.policy is None or after_command is None:
+        if self.policy is None or self.sandbox is None:
             return []
-        notes: list[str] = after_command(self.policy)
-        return notes
+        return self.sandbox.after_command(self.policy)
 
 
 def _final_cwd(pwd_file: str) -> Path | None:

@@ -28,8 +28,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from aistack_tui.tools.base import ToolError
-from aistack_tui.tools.editor import EditorTerminal, TerminalRun
 from aistack_tui.tools.process import Captured
+from aistack_tui.tools.services import EditorTerminal, TerminalRun
 
 log = logging.getLogger(__name__)
 

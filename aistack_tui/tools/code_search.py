@@ -1,6 +1,6 @@
 """CodeSearch: hybrid search over the project's code index.
 
-The index (a `KnowledgeIndex`) is found in `ctx.services["knowledge"]`; the tools layer
+The index (a `KnowledgeIndex`) is found in `ctx.services.knowledge`; the tools layer
 does not import the knowledge package, it calls `search(query, limit)` by duck typing.
 The tool reads only the agent's own index, so it needs no permission (docs/permissions.md, "Modes");
 in exchange it shows nothing a Read could not: the index drops files the session's
@@ -9,11 +9,8 @@ engine refuses, and the results are checked once more against `read_allowed` her
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
-from aistack_tui.permissions.access import READ_ALLOWED
 from aistack_tui.tools.base import (
     Tool,
     ToolArgs,
@@ -50,11 +47,11 @@ class CodeSearchTool(Tool[CodeSearchArgs]):
         return ToolCallDisplay(summary=f"CodeSearch {args.query!r}")
 
     async def run(self, args: CodeSearchArgs, ctx: ToolContext) -> ToolOutput:
-        index: Any = ctx.services.get("knowledge")
+        index = ctx.services.knowledge
         if index is None:
             raise ToolError(_OFF)
         hits = await index.search(args.query, args.limit)
-        allowed: Any = ctx.services.get(READ_ALLOWED)
+        allowed = ctx.services.read_allowed
         if allowed is not None:
             hits = [h for h in hits if allowed(ctx.project_root / h.path)]
         if not hits:

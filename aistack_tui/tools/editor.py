@@ -7,28 +7,23 @@ Everything that guards a call stays ours: the permission check, the checkpoint, 
 stale-read check, the diff, and for Bash the sandbox the command runs in (the editor is
 given the sandbox's own argv). The channel installs these services through the session
 facade (`LiveSession.use_editor_files`, `use_editor_terminal`); the tools find them in
-`ToolContext.services` by the keys below, so this layer never imports the protocol, and
-without them (or when a call to the editor fails) the tools use the disk as always.
+`ToolContext.services` (their types are in `tools/services.py`), so this layer never
+imports the protocol, and without them (or when a call to the editor fails) the tools
+use the disk as always.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from aistack_tui.tools.files import BINARY_EXTENSIONS, BINARY_SNIFF_BYTES, IMAGE_TYPES, looks_binary
+from aistack_tui.tools.services import EditorFiles, EditorTerminal
 
 if TYPE_CHECKING:
     from aistack_tui.tools.base import ToolContext
-
-EDITOR_FILES = "editor_files"
-"""`ToolContext.services` key of an `EditorFiles`."""
-EDITOR_TERMINAL = "editor_terminal"
-"""`ToolContext.services` key of an `EditorTerminal`."""
 
 current_call_id: ContextVar[str] = ContextVar("current_call_id", default="")
 """The id of the tool call being run (set by the tool runner in each call's own task), so
@@ -38,60 +33,13 @@ NOTEBOOK_SUFFIXES = frozenset({".ipynb"})
 """Read takes these from disk even when the editor could give them: a notebook's JSON
 is what Read shows, and an editor's notebook view is not that text."""
 
-FileReader = Callable[[Path], Awaitable[str]]
-FileWriter = Callable[[Path, str], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True)
-class EditorFiles:
-    """The editor's text files: `read` returns a buffer's current text, `write` replaces
-    it (the editor saves it); None where the editor does not offer it. Either raises
-    when the editor cannot; the caller falls back to the disk and says so."""
-
-    read: FileReader | None
-    write: FileWriter | None
-
-
-class TerminalRun(Protocol):
-    """One command running in an editor terminal (ACP `terminal/*` on one terminal id)."""
-
-    @property
-    def terminal_id(self) -> str: ...
-
-    async def wait_for_exit(self) -> tuple[int | None, str | None]:
-        """(exit code, signal name) once the command has exited."""
-        ...
-
-    async def output(self) -> tuple[str, bool]:
-        """(output so far, whether the editor cut its beginning to its byte limit)."""
-        ...
-
-    async def kill(self) -> None: ...
-
-    async def release(self) -> None:
-        """Free the terminal (killing the command if it still runs); the editor keeps
-        showing what it printed."""
-        ...
-
-
-class EditorTerminal(Protocol):
-    """Starts commands in the editor's terminals."""
-
-    async def create(self, argv: Sequence[str], *, cwd: Path, env: Mapping[str, str],
-                     output_byte_limit: int, tool_use_id: str) -> TerminalRun:
-        """Start `argv` (no shell is added) in `cwd` with `env`; the editor shows the
-        terminal in the tool call `tool_use_id`."""
-        ...
-
 
 def editor_files(ctx: ToolContext) -> EditorFiles | None:
-    found = ctx.services.get(EDITOR_FILES)
-    return found if isinstance(found, EditorFiles) else None
+    return ctx.services.editor_files
 
 
 def editor_terminal(ctx: ToolContext) -> EditorTerminal | None:
-    found: EditorTerminal | None = ctx.services.get(EDITOR_TERMINAL)
-    return found
+    return ctx.services.editor_terminal
 
 
 def editor_may_hold(path: Path) -> bool:

@@ -2,7 +2,7 @@
 
 Both act only inside the agent (the memory database under `$AISTACK_HOME`), so they need
 no permission (docs/permissions.md, "Modes"). The manager is found in
-`ctx.services["memory"]`; without
+`ctx.services.memory`; without
 it (`--no-memory`) the tools say memory is off instead of failing obscurely. The tools
 layer does not import the memory package: it talks to the manager by duck typing.
 """
@@ -10,7 +10,7 @@ layer does not import the memory package: it talks to the manager by duck typing
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field
 
@@ -22,12 +22,13 @@ from aistack_tui.tools.base import (
     ToolError,
     ToolOutput,
 )
+from aistack_tui.tools.services import MemoryStore
 
 _OFF = "Memory is turned off for this session (started with --no-memory or unavailable)."
 
 
-def _manager(ctx: ToolContext) -> Any:
-    manager = ctx.services.get("memory")
+def _manager(ctx: ToolContext) -> MemoryStore:
+    manager = ctx.services.memory
     if manager is None:
         raise ToolError(_OFF)
     return manager

@@ -3,7 +3,7 @@
 Only names and descriptions of skills sit in the system prompt; this tool returns the
 body of one SKILL.md (front matter stripped) and the absolute paths of the skill's other
 files, which the model reads with Read when the instructions say so. It finds the
-session's SkillRegistry in `ctx.services["skills"]`, so the tools layer does not import
+session's SkillRegistry in `ctx.services.skills`, so the tools layer does not import
 the skills layer, and marks the skill active so its `allowed-tools` are pre-approved.
 It acts only inside the agent, so it never needs permission (docs/permissions.md, "Modes").
 """
@@ -24,8 +24,6 @@ from aistack_tui.tools.base import (
 )
 from aistack_tui.tools.schema import CompactSpec
 
-SKILLS_SERVICE = "skills"
-
 
 class SkillArgs(ToolArgs):
     name: str = Field(min_length=1, description="The skill's name, as listed in the prompt")
@@ -44,7 +42,7 @@ class SkillTool(CompactSpec, Tool[SkillArgs]):
         return ToolCallDisplay(summary=f"Skill {args.name}")
 
     async def run(self, args: SkillArgs, ctx: ToolContext) -> ToolOutput:
-        registry: Any = ctx.services.get(SKILLS_SERVICE)
+        registry = ctx.services.skills
         if registry is None:
             raise ToolError("No skills are available in this session.")
         name = args.name.strip()
@@ -53,7 +51,7 @@ class SkillTool(CompactSpec, Tool[SkillArgs]):
             raise ToolError(f"No skill named {name!r}. Available skills: {known}.")
         try:
             body: str = registry.load_body(name)
-            files: list[Any] = registry.files(name)
+            files = registry.files(name)
         except ValueError as e:  # SkillError: the file changed or vanished since start-up
             raise ToolError(str(e)) from e
         skill = registry.activate(name)

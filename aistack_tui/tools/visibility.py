@@ -1,7 +1,7 @@
 """Which files a search tool may show: the session's Read check, applied per file.
 
 Grep and Glob are checked once for their `path`, but they reach every file below it. Each
-file they would report is checked with `ctx.services["read_behavior"]` (the permission
+file they would report is checked with `ctx.services.read_behavior` (the permission
 engine, injected when the session is composed): a file is shown when a Read of it would
 be allowed, or would ask for no other reason than the searched directory did (the user
 approved searching a directory outside the project). A Read deny rule, an ask rule and a
@@ -15,14 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from aistack_tui.permissions.access import READ_BEHAVIOR
 from aistack_tui.permissions.paths import is_secret
 from aistack_tui.tools.base import ToolContext
 
 
 def read_filter(ctx: ToolContext, root: Path) -> Callable[[Path], bool]:
     """A checker for one call searching below `root` (answers cached for the call)."""
-    behavior: Any = ctx.services.get(READ_BEHAVIOR)
+    behavior = ctx.services.read_behavior
     root_behavior = _safe(behavior, root) if behavior is not None else "allow"
     seen: dict[Path, bool] = {}
 

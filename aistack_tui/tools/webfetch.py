@@ -6,7 +6,7 @@ page comes back. Time, size and redirect limits keep a hostile or huge page from
 stalling the session; binary responses are refused rather than mangled.
 
 Redirects are followed one hop at a time, each checked with the permission engine
-(`ctx.services["fetch_check"]`) as a WebFetch call to that URL would be: a hop to a
+(`ctx.services.fetch_check`) as a WebFetch call to that URL would be: a hop to a
 denied host stops the fetch, and a hop to another host that would ask is not followed;
 the model is told the target, so that a new WebFetch call for it asks the user. Hops
 within the host the call was approved for only have to be not denied.
@@ -22,7 +22,6 @@ from urllib.parse import urljoin, urlparse, urlsplit
 
 from pydantic import Field
 
-from aistack_tui.permissions.access import FETCH_CHECK
 from aistack_tui.permissions.targets import PermissionTarget, UrlFetch
 from aistack_tui.tools.base import (
     Tool,
@@ -170,7 +169,7 @@ class WebFetchTool(CompactSpec, Tool[WebFetchArgs]):
         try:
             async with asyncio.timeout(self.timeout):
                 final_url, content_type, body, status = await self._fetch(
-                    args.url, ctx.services.get(FETCH_CHECK)
+                    args.url, ctx.services.fetch_check
                 )
         except TimeoutError:
             raise ToolError(f"Fetching {args.url} timed out after {self.timeout:g} s.") from None

@@ -54,7 +54,7 @@ async def _first_request_ms(
     try:
         # The sandbox walks the project for denied files at start (a thread of its own,
         # not indexing, and not this test's subject): let it finish first.
-        sandbox = session.tool_context.services.get("sandbox")
+        sandbox = session.tool_context.services.sandbox
         exposure = getattr(sandbox, "exposure", None)
         if exposure is not None:
             await asyncio.to_thread(exposure.settle)

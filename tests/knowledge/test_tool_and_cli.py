@@ -12,9 +12,10 @@ from aistack_tui.cli.commands import index as index_command
 from aistack_tui.knowledge import KnowledgeIndex
 from aistack_tui.tools.base import ToolContext, ToolError
 from aistack_tui.tools.code_search import CodeSearchTool
+from aistack_tui.tools.services import ToolServices
 
 
-def _ctx(root: Path, home: Path, services: dict[str, object]) -> ToolContext:
+def _ctx(root: Path, home: Path, services: ToolServices) -> ToolContext:
     return ToolContext(project_root=root, cwd=root, home=home, services=services)
 
 
@@ -25,7 +26,7 @@ async def test_code_search_tool_returns_ranked_locations(
     assert tool.read_only and not tool.needs_permission
     assert "query" in tool.spec().input_schema["properties"]
     args = tool.parse_args({"query": "refund a cancelled order", "limit": 3})
-    out = await tool.run(args, _ctx(bookshop, aistack_home, {"knowledge": bookshop_index}))
+    out = await tool.run(args, _ctx(bookshop, aistack_home, ToolServices(knowledge=bookshop_index)))
     assert not out.is_error
     assert isinstance(out.content, str)
     assert out.content.startswith("1. ")
@@ -38,7 +39,7 @@ async def test_code_search_tool_without_index_or_with_bad_args_is_a_clear_error(
 ) -> None:
     tool = CodeSearchTool()
     with pytest.raises(ToolError, match="no-knowledge"):
-        await tool.run(tool.parse_args({"query": "x"}), _ctx(tmp_path, aistack_home, {}))
+        await tool.run(tool.parse_args({"query": "x"}), _ctx(tmp_path, aistack_home, ToolServices()))
     with pytest.raises(ToolError, match="Invalid arguments"):
         tool.parse_args({"query": "x", "bogus": 1})
     with pytest.raises(ToolError, match="limit"):

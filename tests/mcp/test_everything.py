@@ -18,6 +18,7 @@ from aistack_tui.mcp.manager import McpManager
 from aistack_tui.mcp.tools import build_tools
 from aistack_tui.tools.base import ToolContext, ToolOutput, ToolRegistry
 from aistack_tui.tools.editor import current_call_id
+from aistack_tui.tools.services import ToolServices
 
 pytestmark = pytest.mark.timeout(180)
 DOC = "demo://resource/static/document/features.md"
@@ -72,7 +73,7 @@ async def test_everything_server_resources_roots_progress_logs_and_task_only_too
     manager = everything
     outputs: list[tuple[str, str]] = []
     ctx = ToolContext(project_root=tmp_path, cwd=tmp_path, home=tmp_path,
-                      services={"tool_output": lambda cid, text: outputs.append((cid, text))})
+                      services=ToolServices(tool_output=lambda cid, text: outputs.append((cid, text))))
     registry = ToolRegistry(build_tools(manager, context_window=200_000))
     names = set(registry.names())
 
@@ -92,7 +93,6 @@ async def test_everything_server_resources_roots_progress_logs_and_task_only_too
     assert '"server": "ev"' in str(listing.content)
     assert '"uriTemplate": "demo://resource/dynamic/text/{resourceId}"' in str(listing.content)
     # What reading would be denied is not listed at all.
-    from aistack_tui.permissions.access import install_access_services
     from aistack_tui.permissions.engine import PermissionEngine
     from aistack_tui.permissions.rules import RuleLayer
 
@@ -100,8 +100,8 @@ async def test_everything_server_resources_roots_progress_logs_and_task_only_too
         layers=[RuleLayer("test", deny=["ReadMcpResourceTool(ev:demo://*/document/s*)"])],
         mode="default", project_root=tmp_path, home=tmp_path / "home",
     )
-    guarded = ToolContext(project_root=tmp_path, cwd=tmp_path, home=tmp_path)
-    install_access_services(guarded.services, engine)
+    guarded = ToolContext(project_root=tmp_path, cwd=tmp_path, home=tmp_path,
+                          services=ToolServices.checked_by(engine))
     shown = str((await call(registry, guarded, "ListMcpResourcesTool", server="ev")).content)
     assert DOC in shown
     assert "structure.md" not in shown and "startup.md" not in shown

@@ -13,7 +13,6 @@ from aistack_tui.mcp.config import load_mcp_config
 from aistack_tui.mcp.manager import McpManager
 from aistack_tui.mcp.tools import (
     SEARCH_TOOL_NAME,
-    TOOL_REGISTRY_SERVICE,
     McpToolSearch,
     build_tools,
 )
@@ -91,7 +90,7 @@ async def test_schemas_over_ten_percent_of_the_window_become_a_search_tool(
         assert search.needs_permission is False
 
         registry = ToolRegistry(deferred)
-        ctx.services[TOOL_REGISTRY_SERVICE] = registry
+        ctx.services.tool_registry = registry
         out = await search.run(search.parse_args({"query": "add integers"}), ctx)
         assert isinstance(out.content, str)
         assert out.content.startswith("## mcp__net__add\nAdd two integers.")

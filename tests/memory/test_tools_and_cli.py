@@ -11,12 +11,12 @@ from aistack_tui.cli.commands import memory as memory_cmd
 from aistack_tui.memory.manager import MemoryManager
 from aistack_tui.tools.base import ToolContext, ToolError
 from aistack_tui.tools.memory_tools import MemorySearchTool, MemoryWriteTool
+from aistack_tui.tools.services import ToolServices
 
 
 def _ctx(project: Path, home: Path, manager: MemoryManager | None) -> ToolContext:
-    services = {"memory": manager} if manager is not None else {}
     return ToolContext(project_root=project, cwd=project, home=home, session_id="s1",
-                       services=services)
+                       services=ToolServices(memory=manager))
 
 
 async def test_tools_write_then_search(memory: MemoryManager, project: Path,

@@ -28,6 +28,7 @@ from aistack_tui.sandbox.bubblewrap import find_bwrap
 from aistack_tui.sandbox.policy import ExposurePolicy
 from aistack_tui.tools.base import ToolContext, current_grant
 from aistack_tui.tools.bash import BashArgs, BashTool
+from aistack_tui.tools.services import ToolServices
 
 RULE = ExecGrant("write", network=False)
 """A command a rule allowed (`Bash(python3:*)`, `Bash(make test:*)`): it writes."""
@@ -144,7 +145,7 @@ def sandboxed_context(project: Path, home: Path, deny: list[str]) -> ToolContext
         rule_roots=engine.denied_roots,
     )
     return ToolContext(project_root=project, cwd=project, home=home,
-                       services={"sandbox": sandbox})
+                       services=ToolServices(sandbox=sandbox))
 
 
 async def run_in_sandbox(ctx: ToolContext, command: str, grant: ExecGrant) -> str:
@@ -163,7 +164,7 @@ async def run_confined(world: World, attack: Attack) -> tuple[bool, str]:
     before = snapshot(world, attack)
     ctx = confined_context(world, attack.deny)
     out = await run_in_sandbox(ctx, world.fill(attack.command), attack.grant)
-    sandbox = ctx.services["sandbox"]
+    sandbox = ctx.services.sandbox
     sandbox.close()  # what aistack does at exit: the walk after the command finishes
     return escaped(world, attack, before), out
 

@@ -16,6 +16,7 @@ from aistack_tui.sandbox import (
 from aistack_tui.sandbox.bubblewrap import find_bwrap, probe_bwrap
 from aistack_tui.tools.base import ToolContext
 from aistack_tui.tools.bash import BashArgs, BashTool
+from aistack_tui.tools.services import ToolServices
 
 
 def _bwrap_reason() -> str:
@@ -149,7 +150,7 @@ async def test_bash_tool_runs_inside_the_sandbox_from_services(
 ) -> None:
     sandbox = confined(git_repo, scratch)
     ctx = ToolContext(project_root=git_repo, cwd=git_repo, home=aistack_home,
-                      services={"sandbox": sandbox})
+                      services=ToolServices(sandbox=sandbox))
     tool = BashTool()
 
     ok = await tool.run(BashArgs(command="mkdir -p sub && cd sub && echo hi > f"), ctx)

@@ -9,6 +9,7 @@ import pytest
 from aistack_tui.skills import SkillRegistry, bundled_skills_dir, catalogue_text, skill_locations
 from aistack_tui.skills.frontmatter import FrontMatterError, parse
 from aistack_tui.tools.base import ToolContext, ToolError
+from aistack_tui.tools.services import ToolServices
 from aistack_tui.tools.skill import SkillTool
 
 REPO_SKILLS = Path(__file__).resolve().parents[2] / "skills"
@@ -212,7 +213,7 @@ async def test_skill_tool_returns_body_and_other_files(places: dict[str, Path]) 
     (skill_dir / ".hidden").write_text("x")
     registry = registry_for(places)
     ctx = ToolContext(project_root=places["project"], cwd=places["project"],
-                      home=places["user"], services={"skills": registry})
+                      home=places["user"], services=ToolServices(skills=registry))
     tool = SkillTool()
     assert tool.needs_permission is False
     assert tool.read_only is True

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from aistack_tui.tools.background import SERVICE, BackgroundShell, BackgroundShells
+from aistack_tui.tools.background import BackgroundShell, BackgroundShells, shells_of
 from aistack_tui.tools.base import ToolContext, ToolError, ToolOutput
 from aistack_tui.tools.bash import BashTool
 from aistack_tui.tools.task_output import TaskOutputTool, TaskStopTool
@@ -52,7 +52,7 @@ SERVER = (
 async def test_server_read_twice_then_stopped(ctx: ToolContext, project: Path) -> None:
     started = await call(BashTool(), ctx, command=SERVER, run_in_background=True)
     assert "bash_1" in text_of(started)
-    shell = ctx.services[SERVICE].get("bash_1")
+    shell = shells_of(ctx).get("bash_1")
     await wait_for_file(project / "pid")
     await printed(shell, b"API_KEY")
 
@@ -119,7 +119,7 @@ async def test_session_close_ends_every_shell(ctx: ToolContext, project: Path) -
     await call(BashTool(), ctx, command="sleep 300 & echo $! > a; wait", run_in_background=True)
     await call(BashTool(), ctx, command="echo $$ > b; sleep 300", run_in_background=True)
     pids = [int(await wait_for_file(project / name)) for name in ("a", "b")]
-    shells: BackgroundShells = ctx.services[SERVICE]
+    shells: BackgroundShells = shells_of(ctx)
     assert len(shells.running()) == 2
     await shells.aclose()
     for pid in pids:
@@ -149,7 +149,7 @@ async def test_a_line_split_across_reads_is_masked_whole(ctx: ToolContext,
     await call(BashTool(), ctx, run_in_background=True, command=(
         "printf 'key: sk-ant-api03-'; while [ ! -e go ]; do sleep 0.05; done; "
         "printf 'abcdefghijklmnopqrstuvwxyz0123\\nnext\\n'; sleep 300"))
-    shell = ctx.services[SERVICE].get("bash_1")
+    shell = shells_of(ctx).get("bash_1")
     await printed(shell, b"api03-")
     first = text_of(await call(TaskOutputTool(), ctx, task_id="bash_1", block=False))
     assert "sk-ant" not in first and "(no new output)" in first
@@ -165,7 +165,7 @@ async def test_a_line_split_across_reads_is_masked_whole(ctx: ToolContext,
 async def test_a_stalled_partial_line_is_shown_on_the_next_read(ctx: ToolContext) -> None:
     await call(BashTool(), ctx, run_in_background=True,
                command="printf 'Password: '; sleep 300")
-    shell = ctx.services[SERVICE].get("bash_1")
+    shell = shells_of(ctx).get("bash_1")
     await printed(shell, b"Password")
     assert "Password" not in text_of(
         await call(TaskOutputTool(), ctx, task_id="bash_1", block=False))

@@ -12,7 +12,6 @@ from pathlib import Path
 
 from aistack_tui.tools.base import ToolContext, ToolOutput
 from aistack_tui.tools.bash import BashTool
-from aistack_tui.tools.editor import EDITOR_TERMINAL
 
 
 class Run:
@@ -91,7 +90,7 @@ def text(out: ToolOutput) -> str:
 async def test_the_command_sees_the_tools_environment_not_the_editors(
         ctx: ToolContext, project: Path) -> None:
     terminal = Terminal()
-    ctx.services[EDITOR_TERMINAL] = terminal
+    ctx.services.editor_terminal = terminal
     ctx.env = {"FROM_SETTINGS": "settings-value"}
     (project / "sub").mkdir()
     out = await bash(ctx, 'echo "[$EDITOR_ONLY] [$FROM_SETTINGS] [$GIT_PAGER]"; cd sub')
@@ -107,20 +106,20 @@ async def test_the_command_sees_the_tools_environment_not_the_editors(
 async def test_a_terminal_that_cannot_run_it_means_it_runs_here_once(
         ctx: ToolContext, project: Path) -> None:
     remote = Terminal(remote=True)
-    ctx.services[EDITOR_TERMINAL] = remote
+    ctx.services.editor_terminal = remote
     out = await bash(ctx, "echo ran >> count.txt; echo done")
     assert text(out) == "done"
     assert len(remote.argvs) == 1
     assert (project / "count.txt").read_text() == "ran\n"  # not twice
 
-    ctx.services[EDITOR_TERMINAL] = Terminal(refuse=True)
+    ctx.services.editor_terminal = Terminal(refuse=True)
     out = await bash(ctx, "echo here")
     assert text(out) == "here"
 
 
 async def test_a_command_past_its_timeout_is_killed_in_the_terminal(ctx: ToolContext) -> None:
     terminal = Terminal()
-    ctx.services[EDITOR_TERMINAL] = terminal
+    ctx.services.editor_terminal = terminal
     out = await bash(ctx, "echo started; sleep 20", timeout=500)
     assert out.is_error
     assert text(out).startswith("started\n\nCommand timed out after 0.5 s")

@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from aistack_tui.permissions.access import install_access_services
 from aistack_tui.permissions.engine import PermissionEngine, request_for_test
 from aistack_tui.permissions.rules import RuleLayer
 from aistack_tui.tools.base import ToolContext
 from aistack_tui.tools.glob import GlobTool
 from aistack_tui.tools.grep import GrepTool
+from aistack_tui.tools.services import ToolServices
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def _ctx(root: Path, deny: list[str] | None = None) -> ToolContext:
             layers=[RuleLayer("test", deny=deny)], mode="default", project_root=root,
             home=root.parent,
         )
-        install_access_services(ctx.services, engine)
+        ctx.services = ToolServices.checked_by(engine)
     return ctx
 
 
@@ -150,7 +150,7 @@ async def test_search_tools_never_show_credentials_files_even_with_home_as_the_p
     engine = PermissionEngine(
         layers=[RuleLayer("test")], mode="bypassPermissions", project_root=home, home=home
     )
-    install_access_services(ctx.services, engine)
+    ctx.services = ToolServices.checked_by(engine)
     grep = GrepTool()
     out = await grep.run(
         grep.parse_args({"pattern": "needle-token", "output_mode": "content"}), ctx

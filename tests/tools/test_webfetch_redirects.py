@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from aistack_tui.permissions.access import install_access_services
 from aistack_tui.permissions.engine import PermissionEngine
 from aistack_tui.permissions.rules import RuleLayer
 from aistack_tui.tools.base import ToolContext, ToolError
+from aistack_tui.tools.services import ToolServices
 from aistack_tui.tools.webfetch import WebFetchTool
 
 
@@ -82,7 +82,7 @@ def _ctx(tmp_path: Path, allow: list[str] = (), deny: list[str] = ()) -> ToolCon
         home=tmp_path,
     )
     ctx = ToolContext(project_root=tmp_path, cwd=tmp_path, home=tmp_path)
-    install_access_services(ctx.services, engine)
+    ctx.services = ToolServices.checked_by(engine)
     return ctx
 
 
