@@ -1,8 +1,9 @@
 """Extensions of a session: skills, MCP servers, memory and code knowledge.
 
-`bootstrap.open_session` calls `attach_extensions` once; each extension is optional and
-imported only when configured, so a plain session pays nothing for them. Everything
-opened here is closed by `Extensions.aclose`.
+`bootstrap.open_session` calls `attach_extensions` once, before the tools' context is
+made: the context's services are then built from what it returns. Each extension is
+optional and imported only when configured, so a plain session pays nothing for them.
+Everything opened here is closed by `Extensions.aclose`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from aistack_tui.permissions.engine import PermissionEngine
     from aistack_tui.session.config import RunConfig
     from aistack_tui.skills.registry import SkillRegistry
-    from aistack_tui.subagent_types import Subagents
     from aistack_tui.tools.base import Tool, ToolContext, ToolRegistry
     from aistack_tui.trust_gate import TrustDecision
 
@@ -40,8 +40,6 @@ class Extensions:
     knowledge: Any = None
     injector: ContextInjector | None = None
     warnings: list[str] = field(default_factory=list)
-    subagents: Subagents | None = None
-    """The custom subagents the Task tool offers (set by bootstrap once the router is)."""
     _todo_snapshot: str = ""
 
     def mcp_statuses(self) -> list[dict[str, str]]:
@@ -127,7 +125,6 @@ def register_mcp_tools(mcp: McpManager, tools: ToolRegistry, context_window: int
 def attach_skills(
     config: RunConfig,
     tools: ToolRegistry,
-    context: ToolContext,
     engine: PermissionEngine,
     *,
     trust: TrustDecision | None = None,
@@ -139,7 +136,6 @@ def attach_skills(
     skills = SkillRegistry.discover(config.project_root, config.home, user_home)
     if trust is not None:
         skills.withhold_allowed_tools(trust.ignored_names("skill"))
-    context.services.skills = skills
     tools.register(SkillTool())
 
     def grant_allowed(skill: Skill) -> None:
@@ -184,7 +180,7 @@ def mcp_server_configs(
 async def attach_mcp(
     config: RunConfig,
     tools: ToolRegistry,
-    context: ToolContext,
+    roots: list[Path],
     context_window: int,
     *,
     trust: TrustDecision | None = None,
@@ -195,11 +191,8 @@ async def attach_mcp(
         return None, warnings
     from aistack_tui.mcp.manager import McpManager
 
-    # Roots: where the session works, for servers that ask (filesystem-like servers).
-    roots = [config.project_root, *context.additional_directories]
     manager = McpManager(configs, config.home / "logs", settings.mcp_connect_timeout,
                          relay=config.mcp_relay, roots=roots)
-    context.services.tool_registry = tools
 
     def on_status(status: ServerStatus) -> None:
         if status.status in ("connected", "failed", "disabled"):
@@ -211,7 +204,7 @@ async def attach_mcp(
 
 
 async def attach_memory(
-    config: RunConfig, context: ToolContext, session_id: str
+    config: RunConfig, session_id: str
 ) -> tuple[MemoryManager | None, list[Tool[Any]]]:
     """The memory manager and its tools (registered by the caller, in a fixed order)."""
     settings = config.loaded.settings
@@ -222,23 +215,24 @@ async def attach_memory(
 
     manager = await MemoryManager.open(config.home, config.project_root, env=config.env)
     manager.session_id = session_id
-    context.services.memory = manager
     return manager, [MemorySearchTool(), MemoryWriteTool()]
 
 
 async def attach_knowledge(
-    config: RunConfig, context: ToolContext, *, watch: bool
+    config: RunConfig, engine: PermissionEngine, *, watch: bool
 ) -> tuple[Any, list[Tool[Any]]]:
     """The code index, refreshed in the background: the first turn never waits for it."""
     settings = config.loaded.settings
     if config.no_knowledge or not settings.knowledge_enabled:
         return None, []
     from aistack_tui.knowledge import KnowledgeIndex
+    from aistack_tui.permissions.access import read_allowed
     from aistack_tui.tools.code_search import CodeSearchTool
 
-    index = await KnowledgeIndex.open(config.home, config.project_root)
-    index.read_allowed = context.services.read_allowed  # results obey Read rules
-    context.services.knowledge = index
+    # Search results obey the Read rules.
+    index = await KnowledgeIndex.open(
+        config.home, config.project_root, read_allowed=read_allowed(engine)
+    )
     index.start_background_refresh(
         watch_interval=KNOWLEDGE_WATCH_INTERVAL if watch else None, defer_first_build=True
     )
@@ -249,7 +243,6 @@ async def attach_extensions(
     config: RunConfig,
     *,
     tools: ToolRegistry,
-    context: ToolContext,
     engine: PermissionEngine,
     session_id: str,
     context_window: int,
@@ -257,22 +250,20 @@ async def attach_extensions(
     trust: TrustDecision | None = None,
 ) -> Extensions:
     from aistack_tui.context.injection import ContextInjector
-    from aistack_tui.tools.services import ToolServices
 
-    # Tools that reach past their own call (Grep, Glob, CodeSearch, WebFetch redirects)
-    # ask the engine about each file or hop through these.
-    context.services = ToolServices.checked_by(engine)
+    # Roots: where the session works, for MCP servers that ask (filesystem-like servers).
+    roots = [config.project_root, *engine.additional_directories]
     ext = Extensions()
     try:
-        ext.skills = attach_skills(config, tools, context, engine, trust=trust)
+        ext.skills = attach_skills(config, tools, engine, trust=trust)
         ext.warnings.extend(ext.skills.problems)
-        ext.mcp, warnings = await attach_mcp(config, tools, context, context_window, trust=trust)
+        ext.mcp, warnings = await attach_mcp(config, tools, roots, context_window, trust=trust)
         ext.warnings.extend(warnings)
         # Opened side by side: while one waits on its SQLite thread the other imports and
         # opens. Their tools are registered afterwards, in a fixed order (stable prompts).
         memory, knowledge = await asyncio.gather(
-            attach_memory(config, context, session_id),
-            attach_knowledge(config, context, watch=interactive),
+            attach_memory(config, session_id),
+            attach_knowledge(config, engine, watch=interactive),
             return_exceptions=True,
         )
         ext.memory = None if isinstance(memory, BaseException) else memory[0]

@@ -218,6 +218,8 @@ class HookRunner:
         notify: Callable[[str], None] | None = None,
         env: Mapping[str, str] | None = None,
         transcript_path: Path | None = None,
+        messages: Callable[[], Sequence[Message]] = tuple,
+        permission_mode: Callable[[], str] = lambda: "default",
     ) -> None:
         self.hooks = hooks
         self.session_id = session_id
@@ -229,9 +231,9 @@ class HookRunner:
         self.transcript_path = transcript_path
         """Where the conversation is written as JSONL before a hook runs (Claude Code's
         `transcript_path`); None: the field is an empty string."""
-        self.messages: Callable[[], Sequence[Message]] = tuple
-        """The conversation so far (set by the session once the agent exists)."""
-        self.permission_mode: Callable[[], str] = lambda: "default"
+        self.messages = messages
+        """The conversation so far, asked each time a hook runs."""
+        self.permission_mode = permission_mode
         self.call_back: CallbackCaller | None = None
         """How `HookCallback`s reach the client (set by `join`)."""
         self.halted: str | None = None
@@ -240,6 +242,10 @@ class HookRunner:
 
     def has(self, event: str) -> bool:
         return bool(self.hooks.get(event))
+
+    def active(self) -> bool:
+        """Whether any hook is configured or joined: a runner without any acts as none."""
+        return any(self.hooks.values())
 
     def join(self, hooks: Mapping[str, Sequence[HookGroup]], call_back: CallbackCaller) -> None:
         """Add a client's hook groups (callbacks) after the settings' own; they run at

@@ -59,21 +59,12 @@ class DenyAll:
 
 
 class LifecycleHooks(Protocol):
-    """Host callbacks: `on_message` persists each completed message."""
+    """A listener of the agent's lifecycle (`Agent(listeners=...)`): the session's
+    recorder stores each completed message, checkpoints snapshot after tool results,
+    memory writes after a finished answer."""
 
     async def on_message(self, message: Message) -> None: ...
 
     async def on_turn_end(self, turn: int) -> None: ...
 
     async def on_error(self, error: BaseException) -> None: ...
-
-
-class NoHooks:
-    async def on_message(self, message: Message) -> None:
-        return None
-
-    async def on_turn_end(self, turn: int) -> None:
-        return None
-
-    async def on_error(self, error: BaseException) -> None:
-        return None

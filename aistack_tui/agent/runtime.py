@@ -4,14 +4,15 @@
 mode are two consumers of the same stream. The stream and the tool calls run in child
 tasks that feed one queue, so an interrupt can cancel them at any await point while the
 loop itself stays in charge of keeping the history valid (partial text kept, every
-tool_use answered) and of persisting each completed message through `on_message`.
+tool_use answered) and of telling its listeners (persistence, checkpoints, memory)
+about each completed message and turn.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, final
 
@@ -23,7 +24,8 @@ from aistack_tui.agent.compaction import (
     usage_ratio,
 )
 from aistack_tui.agent.history import repair_history
-from aistack_tui.agent.ports import LifecycleHooks, NoHooks
+from aistack_tui.agent.notices import Notices
+from aistack_tui.agent.ports import LifecycleHooks
 from aistack_tui.agent.queues import MessageQueues
 from aistack_tui.agent.stops import (
     LimitReachedError,
@@ -41,7 +43,7 @@ from aistack_tui.llm.retry import RetryPolicy, stream_with_retry
 from aistack_tui.llm.tokens import estimate_request_tokens, estimate_tokens
 
 if TYPE_CHECKING:
-    from aistack_tui.agent.hooks import HookRunner  # imported only when hooks are set
+    from aistack_tui.agent.hooks import HookRunner
 
 ContextInjector = Callable[[list[lt.Message]], Awaitable[str]]
 """Returns text (memory, code knowledge) to show the model before this turn."""
@@ -89,7 +91,7 @@ class Agent:
         runner: ToolRunner,
         system_prompt: str,
         history: list[lt.Message] | None = None,
-        hooks: LifecycleHooks | None = None,
+        listeners: Sequence[LifecycleHooks] = (),
         retry_policy: RetryPolicy | None = None,
         max_turns: int | None = None,
         context_injector: ContextInjector | None = None,
@@ -101,13 +103,15 @@ class Agent:
         fallback: Callable[[], tuple[Provider, ModelInfo]] | None = None,
         breaker_threshold: int = 5,
         route_for: Callable[[str], tuple[Provider, ModelInfo] | None] | None = None,
+        notices: Notices | None = None,
     ) -> None:
         self.provider = provider
         self.model_info = model_info
         self.runner = runner
         self.system_prompt = system_prompt
         self.messages: list[lt.Message] = list(history or [])
-        self.hooks: LifecycleHooks = hooks or NoHooks()
+        self.listeners: tuple[LifecycleHooks, ...] = tuple(listeners)
+        """Told of every completed message, turn and provider error, in this order."""
         self.retry_policy = retry_policy or RetryPolicy()
         self.max_turns = max_turns
         self.context_injector = context_injector
@@ -123,7 +127,7 @@ class Agent:
             lambda _kind: None
         )
         self._consecutive_failures = 0
-        self.notices: list[ev.Notice] = []
+        self.notices = notices or Notices()
         self._model_notes: list[str] = []
         self.queues = MessageQueues()
         self.totals = UsageTotals()
@@ -155,7 +159,7 @@ class Agent:
 
     def notify(self, text: str, level: str = "warning") -> None:
         """Queue a notice for the user (shown at the next step of the loop)."""
-        self.notices.append(ev.Notice(text, level))  # type: ignore[arg-type]
+        self.notices.notify(text, level)
 
     def add_model_note(self, text: str) -> None:
         """Something the model should read with the next prompt (an undo, a shell
@@ -169,8 +173,7 @@ class Agent:
 
     def take_notices(self) -> list[ev.Notice]:
         """Notices not yet shown (the loop yields them; a host may take them early)."""
-        out, self.notices = self.notices, []
-        return out
+        return self.notices.take()
 
     def switch_model(self, provider: Provider, model_info: ModelInfo) -> None:
         """Use another model from the next request on; the history replays to it."""
@@ -242,9 +245,10 @@ class Agent:
                 final_text = assistant.text() or final_text
                 calls = assistant.tool_uses()
                 if not calls:
-                    await self.hooks.on_turn_end(turns)
+                    await self._tell_turn_end(turns)
                     if (
                         self.hook_runner is not None
+                        and self.hook_runner.active()
                         and stop_continuations < MAX_STOP_HOOK_CONTINUATIONS
                     ):
                         keep_going = await self.hook_runner.stop(stop_continuations > 0)
@@ -283,7 +287,7 @@ class Agent:
                     blocks.append(lt.TextBlock(text="\n\n".join(steering)))
                 async for event in self._add(lt.Message(role="user", content=blocks)):
                     yield event
-                await self.hooks.on_turn_end(turns)
+                await self._tell_turn_end(turns)
                 if self._interrupt.is_set():
                     reason = "interrupted"
                     break
@@ -301,7 +305,7 @@ class Agent:
             yield ev.Notice(e.detail, "warning")
         except ProviderError as e:
             reason = "error"
-            await self.hooks.on_error(e)
+            await self._tell_error(e)
             yield ev.ErrorOccurred(str(e), type(e).__name__, e.retryable, e.provider,
                                    e.status_code)
         finally:
@@ -318,9 +322,21 @@ class Agent:
             duration_api_ms=self.totals.api_ms - api_ms_before,
         )
 
+    async def _tell_message(self, message: lt.Message) -> None:
+        for listener in self.listeners:
+            await listener.on_message(message)
+
+    async def _tell_turn_end(self, turn: int) -> None:
+        for listener in self.listeners:
+            await listener.on_turn_end(turn)
+
+    async def _tell_error(self, error: BaseException) -> None:
+        for listener in self.listeners:
+            await listener.on_error(error)
+
     async def _add(self, message: lt.Message) -> AsyncIterator[ev.AgentEvent]:
         self.messages.append(message)
-        await self.hooks.on_message(message)
+        await self._tell_message(message)
         yield ev.MessageAdded(message)
 
     async def _build_request(self) -> lt.LLMRequest:
@@ -562,7 +578,7 @@ class Agent:
                 m.model_copy(update={"id": lt.new_message_id()}) for m in result.messages[1:]
             ]
             for message in fresh:
-                await self.hooks.on_message(message)
+                await self._tell_message(message)
             self.messages = fresh
             if self.on_compacted is not None:
                 await self.on_compacted(result.summary)

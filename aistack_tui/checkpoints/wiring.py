@@ -1,16 +1,21 @@
 """Connect a CheckpointManager to a session's agent.
 
-Two seams: the tool runner's `before_mutation` (called before every call that may change
-files, Bash included) takes the turn's `before` snapshot, and the agent's lifecycle hook
-`on_message` records the `after` snapshot whenever a batch of tool results lands. The turn
-id is the id of the user message that started the turn, so a rewind cuts the
-conversation — stored and live — at the same point it rewinds the files to.
+Two seams, both handed to the agent's parts when the session is composed: the tool
+runner's `before_mutation` (called before every call that may change files, Bash
+included) takes the turn's `before` snapshot, and a listener of the agent
+(`CheckpointRecorder`) records the `after` snapshot whenever a batch of tool results
+lands. The turn id is the id of the user message that started the turn, so a rewind cuts
+the conversation — stored and live — at the same point it rewinds the files to.
+
+A checkpoint that fails is reported as a notice and never blocks the tool call: losing
+undo for one step is better than losing the user's work in progress. The session id is
+asked each time: `/clear` and `/resume` change the session under the same agent.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,17 +24,17 @@ from aistack_tui.llm.notes import typed_text
 from aistack_tui.storage.db import DB_ERRORS, StorageError
 
 if TYPE_CHECKING:
-    from aistack_tui.agent.ports import LifecycleHooks
-    from aistack_tui.agent.runtime import Agent
+    from aistack_tui.agent.tool_runner import BeforeMutation
     from aistack_tui.llm.types import Message
     from aistack_tui.sessions.store import SessionStore
 
 LABEL_CHARS = 80
+Notify = Callable[[str, str], None]
 
 
-def current_turn(agent: Agent) -> tuple[str, str]:
+def current_turn(messages: Sequence[Message]) -> tuple[str, str]:
     """(turn id, label): the latest user prompt (a user message that is not tool results)."""
-    for message in reversed(agent.messages):
+    for message in reversed(messages):
         if message.role == "user" and not message.tool_results():
             text = " ".join(typed_text(message).split())  # not the model's notes
             label = text[: LABEL_CHARS - 1] + "…" if len(text) > LABEL_CHARS else text
@@ -38,53 +43,43 @@ def current_turn(agent: Agent) -> tuple[str, str]:
 
 
 @dataclass
-class CheckpointHooks:
-    """Lifecycle hooks that record the `after` snapshot, then delegate to the host's."""
+class CheckpointRecorder:
+    """A listener of the agent: the `after` snapshot once a batch of tool results lands."""
 
-    inner: LifecycleHooks
     manager: CheckpointManager
-    agent: Agent
+    notify: Notify
     session_id: Callable[[], str]
 
     async def on_message(self, message: Message) -> None:
-        await self.inner.on_message(message)
         if message.role == "user" and message.tool_results():
             try:
                 await self.manager.record_after(self.session_id())
             except CheckpointError as e:
-                self.agent.notify(f"checkpoint failed: {e}")
+                self.notify(f"checkpoint failed: {e}", "warning")
 
     async def on_turn_end(self, turn: int) -> None:
-        await self.inner.on_turn_end(turn)
+        return None
 
     async def on_error(self, error: BaseException) -> None:
-        await self.inner.on_error(error)
+        return None
 
 
-def attach_checkpoints(
-    agent: Agent, manager: CheckpointManager, session_id: Callable[[], str]
-) -> None:
-    """Snapshot before every mutating tool call of `agent` and after each tool batch.
-
-    `session_id` is asked each time: `/clear` and `/resume` change the session under the
-    same agent.
-
-    A checkpoint that fails is reported as a notice and never blocks the tool call:
-    losing undo for one step is better than losing the user's work in progress.
-    """
-    if manager.disabled_reason:
-        agent.notify(manager.disabled_reason, "info")
-        return
+def snapshot_before_mutation(
+    manager: CheckpointManager,
+    messages: Callable[[], Sequence[Message]],
+    notify: Notify,
+    session_id: Callable[[], str],
+) -> BeforeMutation:
+    """The tool runner's `before_mutation`: the turn's `before` snapshot."""
 
     async def before_mutation(tool_use_id: str, tool_name: str, tool_input: dict[str, Any]) -> None:
-        turn_id, label = current_turn(agent)
+        turn_id, label = current_turn(messages())
         try:
             await manager.snapshot(session_id(), turn_id, label)
         except CheckpointError as e:
-            agent.notify(f"checkpoint before {tool_name} failed: {e}")
+            notify(f"checkpoint before {tool_name} failed: {e}", "warning")
 
-    agent.runner.before_mutation = before_mutation
-    agent.hooks = CheckpointHooks(agent.hooks, manager, agent, session_id)
+    return before_mutation
 
 
 async def rewind_stored_session(

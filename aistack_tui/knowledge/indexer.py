@@ -101,11 +101,17 @@ class KnowledgeIndex:
         """A build big enough to be worth a status line (see `_phase_reporter`)."""
         self._turn_seen = asyncio.Event()
         self.read_allowed: Callable[[Path], bool] | None = None
-        """Set by the session: whether its permission engine lets Read see a file."""
+        """Whether the session's permission engine lets Read see a file (given to
+        `open`); None: every indexed file."""
 
     @classmethod
     async def open(
-        cls, home: Path, project_root: Path, embedder: Embedder | None = None
+        cls,
+        home: Path,
+        project_root: Path,
+        embedder: Embedder | None = None,
+        *,
+        read_allowed: Callable[[Path], bool] | None = None,
     ) -> KnowledgeIndex:
         root = project_root.expanduser().resolve()
         if not root.is_dir():
@@ -115,6 +121,7 @@ class KnowledgeIndex:
         await store.ensure_vectors(embedder.name, embedder.dim)
         index = cls(store, root, embedder)
         index.chunk_count = (await store.counts())[2]
+        index.read_allowed = read_allowed
         return index
 
     # -- refreshing -------------------------------------------------------------------

@@ -16,7 +16,7 @@ import contextlib
 import json
 import logging
 import os
-from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from aistack_tui.agent import events as ev
     from aistack_tui.agent.compaction import CompactionResult
+    from aistack_tui.agent.hooks import HookGroup
     from aistack_tui.agent.runtime import Agent, UsageTotals
     from aistack_tui.checkpoints.manager import CheckpointManager, TurnRecord, UndoResult
     from aistack_tui.llm import types as lt
@@ -35,10 +36,13 @@ if TYPE_CHECKING:
     from aistack_tui.memory.manager import MemoryManager
     from aistack_tui.permissions.engine import PermissionEngine
     from aistack_tui.permissions.types import Behavior, PermissionDenial, PermissionMode
+    from aistack_tui.sandbox.base import Sandbox
     from aistack_tui.session.config import RunConfig
     from aistack_tui.session.mcp_view import McpView
     from aistack_tui.session.providers import ModelRouter
+    from aistack_tui.session.recorder import CurrentSession
     from aistack_tui.session.status import StatusLine
+    from aistack_tui.session.titles import Titler
     from aistack_tui.sessions.models import SessionInfo
     from aistack_tui.sessions.sqlite_store import SqliteSessionStore
     from aistack_tui.settings.trust import TrustItem
@@ -105,27 +109,6 @@ class ContextReport:
     """`files`, `symbols`, `chunks`, `refreshing`; None when the index is off."""
 
 
-class PersistingHooks:
-    """Appends every completed message to the session store as it happens."""
-
-    def __init__(self, session: LiveSession) -> None:
-        self.session = session
-
-    async def on_message(self, message: lt.Message) -> None:
-        await self.session.store.append(self.session.session_id, message)
-
-    async def on_turn_end(self, turn: int) -> None:
-        session = self.session
-        agent = session.agent
-        last = agent.messages[-1] if agent.messages else None
-        if last is not None and last.role == "assistant" and not last.tool_uses():
-            await session.extensions.after_turn(agent, session.session_id, session.tool_context)
-            await session.name_once()
-
-    async def on_error(self, error: BaseException) -> None:
-        return None
-
-
 class LiveSession:
     """A running session: the agent plus the stores, engine and extensions it was built
     from, behind the methods a front end needs."""
@@ -137,31 +120,42 @@ class LiveSession:
         agent: Agent,
         engine: PermissionEngine,
         store: SqliteSessionStore,
-        info: SessionInfo,
+        current: CurrentSession,
         tool_context: ToolContext,
         model_string: str,
         extensions: Extensions,
+        titler: Titler,
+        subagents: Subagents,
         router: ModelRouter | None = None,
         untrusted: list[TrustItem] | None = None,
+        checkpoints: CheckpointManager | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.config = config
         self.agent = agent
         self.engine = engine
         self.store = store
-        self.info = info
+        self._current = current
         self.tool_context = tool_context
         self.extensions = extensions
         self.router = router
-        self.checkpoints: CheckpointManager | None = None
+        self.checkpoints = checkpoints
+        self._sandbox = sandbox
+        self._subagents = subagents
+        self._titler = titler
         self._untrusted = list(untrusted or [])
         self._next_run_rules: list[str] = []
         self._model_string = model_string
-        self._titled = bool(agent.messages)  # a resumed session keeps its title
         self._recorded_usage = agent.totals.usage
         self._recorded_cost = agent.totals.cost_usd or 0.0
         self._closed = False
 
     # --- identity and state --------------------------------------------------------------
+
+    @property
+    def info(self) -> SessionInfo:
+        """The stored session the conversation goes to now."""
+        return self._current.info
 
     @property
     def session_id(self) -> str:
@@ -243,6 +237,15 @@ class LiveSession:
         if tool is None:
             return None
         return replay_display(tool, tool_input, result, is_error, self.tool_context)
+
+    def join_hooks(
+        self,
+        groups: Mapping[str, Sequence[HookGroup]],
+        call_back: Callable[[str, dict[str, Any], str | None], Awaitable[dict[str, Any]]],
+    ) -> None:
+        """A client program's hooks join the session's own (they run at the same points)."""
+        assert self.agent.hook_runner is not None  # the composition root always makes one
+        self.agent.hook_runner.join(groups, call_back)
 
     def take_notices(self) -> list[ev.Notice]:
         """Notices raised while the session opened (shown before the first turn)."""
@@ -480,7 +483,7 @@ class LiveSession:
             return path
         self.engine.additional_directories.append(path)
         self.tool_context.additional_directories.append(path)
-        sandbox = self.tool_context.services.sandbox
+        sandbox = self._sandbox
         writable = getattr(sandbox, "writable", None)
         if isinstance(writable, list):
             writable.append(path)  # pyright: ignore[reportUnknownMemberType]
@@ -520,10 +523,10 @@ class LiveSession:
             untrusted_kinds={item.kind for item in self._untrusted},
         )
 
-    def subagents(self) -> Subagents | None:
+    def subagents(self) -> Subagents:
         """The custom subagents the Task tool offers (`.claude/agents/` and friends), with
         the files that were skipped and why."""
-        return self.extensions.subagents
+        return self._subagents
 
     def custom_commands(self) -> CommandSet:
         """The slash command files of the project and the user (`.claude/commands/`,
@@ -774,7 +777,7 @@ class LiveSession:
         hooks = self.agent.hook_runner
         if hooks is not None:
             await hooks.session_end("clear")
-        self.info = await self.store.create(self.config.project_root, self.model)
+        self._current.info = await self.store.create(self.config.project_root, self.model)
         self.agent.messages = []
         self.agent.clear_model_notes()
         self.agent.last_context_tokens = 0  # `ctx %` is of the conversation left behind
@@ -793,7 +796,7 @@ class LiveSession:
             raise ConfigError(f"no session {session_id!r} in this project")
         from aistack_tui.agent.compaction import start_from_last_summary
 
-        self.info = info
+        self._current.info = info
         self.agent.messages = start_from_last_summary(await self.store.messages(info.id))
         self.agent.clear_model_notes()
         self.adopt_stored_totals()
@@ -860,34 +863,7 @@ class LiveSession:
 
     async def name_once(self) -> None:
         """Give the session a short title from the router's `title` model, once."""
-        from aistack_tui.llm.errors import ProviderError
-        from aistack_tui.llm.model_info import cost_usd
-        from aistack_tui.llm.types import LLMRequest, Message
-
-        route = self.router.route("title") if self.router else None
-        if route is None or self._titled:
-            return
-        provider, info = route
-        self._titled = True
-        first = next((m.text() for m in self.agent.messages if m.role == "user"), "")
-        request = LLMRequest(
-            system="Write a title of 3 to 6 words for a coding session that starts with the "
-            "user's message below. Reply with the title only, no quotes.",
-            messages=[Message.user(first[:2000])],
-            max_tokens=30,
-        )
-        try:
-            reply = await provider.complete(request)
-        except ProviderError:
-            return  # the first line of the prompt stays the title
-        text = reply.text().strip()
-        title = text.strip('"').splitlines()[0][:80] if text else ""
-        if title:
-            await self.store.set_title(self.session_id, title)
-            if reply.usage is not None:
-                self.agent.totals.add(
-                    f"{provider.name}/{provider.model}", reply.usage, cost_usd(info, reply.usage)
-                )
+        await self._titler.name_once(self.agent.messages, self.agent.totals)
 
     async def record_usage(self) -> None:
         """Store the usage and cost added since the last call."""
@@ -936,7 +912,5 @@ class LiveSession:
                 log.warning("closing the session: %s failed", close, exc_info=True)
 
     async def _close_sandbox(self) -> None:
-        sandbox = self.tool_context.services.sandbox
-        close_sandbox = getattr(sandbox, "close", None)
-        if close_sandbox is not None:
-            await asyncio.to_thread(close_sandbox)
+        if self._sandbox is not None:
+            await asyncio.to_thread(self._sandbox.close)

@@ -249,9 +249,13 @@ class ToolRegistry:
     every tool, for the code that registers and replaces them.
     """
 
-    def __init__(self, tools: list[Tool[Any]] | None = None) -> None:
+    def __init__(
+        self,
+        tools: list[Tool[Any]] | None = None,
+        admits: Callable[[str], bool] = lambda _name: True,
+    ) -> None:
         self._tools: dict[str, Tool[Any]] = {}
-        self.admits: Callable[[str], bool] = lambda _name: True
+        self.admits = admits
         for tool in tools or []:
             self.register(tool)
 
@@ -277,9 +281,7 @@ class ToolRegistry:
 
     def clone(self, exclude: set[str] | None = None) -> ToolRegistry:
         exclude = exclude or set()
-        copy = ToolRegistry([t for n, t in self._tools.items() if n not in exclude])
-        copy.admits = self.admits
-        return copy
+        return ToolRegistry([t for n, t in self._tools.items() if n not in exclude], self.admits)
 
     def __contains__(self, name: object) -> bool:
         return name in self._tools

@@ -10,8 +10,6 @@ It acts only inside the agent, so it never needs permission (docs/permissions.md
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import Field
 
 from aistack_tui.tools.base import (

@@ -16,7 +16,6 @@ from aistack_tui.agent.ports import DenyAll
 from aistack_tui.bootstrap import open_session
 from aistack_tui.checkpoints import CheckpointManager
 from aistack_tui.checkpoints.wiring import (
-    attach_checkpoints,
     rewind_stored_session,
 )
 from aistack_tui.session.config import RunConfig, make_run_config
@@ -28,10 +27,10 @@ from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 ORIGINAL = b"def add(a, b):\n    return a - b\n"
 
 
-def attach_to(session: LiveSession, manager: CheckpointManager) -> None:
-    """Checkpoints through the public seam, as `bootstrap.attach_safety` attaches them."""
-    session.checkpoints = manager
-    attach_checkpoints(session.agent, manager, lambda: session.session_id)
+def checkpoints_of(session: LiveSession) -> CheckpointManager:
+    """The checkpoints the session was built with (settings `checkpoints`, on by default)."""
+    assert session.checkpoints is not None
+    return session.checkpoints
 
 
 def two_turn_script() -> list[Turn]:
@@ -81,8 +80,7 @@ async def test_rewound_turns_stay_gone_after_resume(project: Path) -> None:
     with FakeLLMServer(two_turn_script()) as server:
         config = config_for(project, server)
         session = await open_session(config, DenyAll())
-        manager = CheckpointManager(config.home, config.project_root)
-        attach_to(session, manager)
+        checkpoints_of(session)
         try:
             await run_two_turns(session)
             sid = session.info.id
@@ -110,8 +108,7 @@ async def test_rewind_to_the_first_turn_empties_the_stored_session(project: Path
     with FakeLLMServer(two_turn_script()) as server:
         config = config_for(project, server)
         session = await open_session(config, DenyAll())
-        manager = CheckpointManager(config.home, config.project_root)
-        attach_to(session, manager)
+        checkpoints_of(session)
         try:
             await run_two_turns(session)
             sid = session.info.id
@@ -133,8 +130,7 @@ async def test_rewind_past_a_compaction_reloads_the_cut_history(project: Path) -
             as server:
         config = config_for(project, server)
         session = await open_session(config, DenyAll())
-        manager = CheckpointManager(config.home, config.project_root)
-        attach_to(session, manager)
+        manager = checkpoints_of(session)
         try:
             await run_two_turns(session)
             sid = session.info.id
@@ -166,7 +162,7 @@ async def test_rewind_without_a_live_session_cuts_the_store_like_rewind_session(
     with FakeLLMServer(two_turn_script()) as server:
         config = config_for(project, server)
         session = await open_session(config, DenyAll())
-        attach_to(session, CheckpointManager(config.home, config.project_root))
+        checkpoints_of(session)
         try:
             await run_two_turns(session)
             sid = session.info.id

@@ -11,7 +11,6 @@ import pytest
 from aistack_tui.agent.ports import DenyAll
 from aistack_tui.bootstrap import open_session
 from aistack_tui.checkpoints import CheckpointManager
-from aistack_tui.checkpoints.wiring import attach_checkpoints
 from aistack_tui.cli.commands import undo
 from aistack_tui.cli.main import SUBCOMMANDS
 from aistack_tui.session.config import make_run_config
@@ -23,10 +22,10 @@ from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 ORIGINAL = b"def add(a, b):\r\n    return a - b\r\n"
 
 
-def attach_to(session: LiveSession, manager: CheckpointManager) -> None:
-    """Checkpoints through the public seam, as `bootstrap.attach_safety` attaches them."""
-    session.checkpoints = manager
-    attach_checkpoints(session.agent, manager, lambda: session.session_id)
+def checkpoints_of(session: LiveSession) -> CheckpointManager:
+    """The checkpoints the session was built with (settings `checkpoints`, on by default)."""
+    assert session.checkpoints is not None
+    return session.checkpoints
 
 
 def edit_script() -> list[Turn]:
@@ -51,14 +50,14 @@ def project(git_repo: Path, aistack_home: Path) -> Path:
 
 
 async def run_print_with_checkpoints(project: Path, server: FakeLLMServer, prompt: str) -> str:
-    """What `aistack -p` does, with checkpoints attached through the public seam."""
+    """What `aistack -p` does, with the checkpoints the session is built with."""
     config = make_run_config(
         cwd=project, env={**_env(), **server.env("anthropic")},
         model="anthropic/claude-sonnet-4-6", permission_mode="acceptEdits",
         allowed_tools=["Bash(rm old.txt)"],
     )
     session = await open_session(config, DenyAll())
-    attach_to(session, CheckpointManager(config.home, config.project_root))
+    checkpoints_of(session)
     try:
         async for _ in session.agent.run(prompt):
             pass
@@ -131,8 +130,7 @@ async def test_rewind_lists_turns_and_restores_an_earlier_one(
             model="anthropic/claude-sonnet-4-6", permission_mode="acceptEdits", resume=sid,
         )
         session = await open_session(config, DenyAll())
-        manager = CheckpointManager(config.home, config.project_root)
-        attach_to(session, manager)
+        manager = checkpoints_of(session)
         try:
             async for _ in session.agent.run("rewrite calc"):
                 pass

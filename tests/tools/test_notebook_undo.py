@@ -13,8 +13,6 @@ import nbformat
 
 from aistack_tui.agent.ports import DenyAll
 from aistack_tui.bootstrap import open_session
-from aistack_tui.checkpoints import CheckpointManager
-from aistack_tui.checkpoints.wiring import attach_checkpoints
 from aistack_tui.cli.commands import undo
 from aistack_tui.session.config import make_run_config
 from tests.e2e.helpers import FAST_RETRY, write_user_settings
@@ -39,9 +37,8 @@ async def test_notebook_edit_is_checkpointed_and_undone(git_repo: Path,
             cwd=git_repo, env={**os.environ, **server.env("anthropic")},
             model="anthropic/claude-sonnet-4-6", permission_mode="acceptEdits")
         session = await open_session(config, DenyAll())
-        manager = CheckpointManager(config.home, config.project_root)
-        session.checkpoints = manager
-        attach_checkpoints(session.agent, manager, lambda: session.session_id)
+        manager = session.checkpoints
+        assert manager is not None
         try:
             async for _ in session.agent.run("print the total"):
                 pass
