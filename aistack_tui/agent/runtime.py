@@ -13,17 +13,24 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any
 
 from aistack_tui.agent import events as ev
+from aistack_tui.agent.compacting import compact_history, compaction_notices
 from aistack_tui.agent.compaction import (
     CompactionResult,
     CompactionSettings,
-    compact,
-    usage_ratio,
 )
 from aistack_tui.agent.history import repair_history
+from aistack_tui.agent.loop_signals import (
+    DONE,
+    INTERRUPTED,
+    BreakerTrippedError,
+    GoesOn,
+    PromptBlockedError,
+    ToolFailures,
+    ToolResults,
+)
 from aistack_tui.agent.notices import Notices
 from aistack_tui.agent.ports import LifecycleHooks
 from aistack_tui.agent.queues import MessageQueues
@@ -34,6 +41,8 @@ from aistack_tui.agent.stops import (
     check_tool_failures,
 )
 from aistack_tui.agent.tool_runner import ToolRunner
+from aistack_tui.agent.usage import UsageTotals as UsageTotals
+from aistack_tui.agent.usage import cost_since
 from aistack_tui.llm import types as lt
 from aistack_tui.llm.errors import ProviderError
 from aistack_tui.llm.json_repair import INVALID_TOOL_INPUT, InvalidToolInput
@@ -48,36 +57,7 @@ if TYPE_CHECKING:
 ContextInjector = Callable[[list[lt.Message]], Awaitable[str]]
 """Returns text (memory, code knowledge) to show the model before this turn."""
 
-_DONE = object()
-_INTERRUPTED = object()
 MAX_STOP_HOOK_CONTINUATIONS = 5
-
-
-class _BreakerTrippedError(Exception):
-    """The provider failed `failures` times in a row: switch to the fallback model."""
-
-    def __init__(self, error: Exception, failures: int) -> None:
-        super().__init__(str(error))
-        self.error = error
-        self.failures = failures
-
-
-class _PromptBlockedError(Exception):
-    """A UserPromptSubmit hook blocked the prompt: the run ends before any request."""
-
-
-@dataclass
-class UsageTotals:
-    usage: lt.Usage = field(default_factory=lt.Usage)
-    cost_usd: float | None = None
-    api_ms: int = 0
-    by_model: dict[str, lt.Usage] = field(default_factory=dict[str, lt.Usage])
-
-    def add(self, model: str, usage: lt.Usage, cost: float | None) -> None:
-        self.usage = self.usage + usage
-        self.by_model[model] = self.by_model.get(model, lt.Usage()) + usage
-        if cost is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + cost
 
 
 class Agent:
@@ -119,7 +99,7 @@ class Agent:
         self.hook_runner = hook_runner
         self.compaction = compaction or CompactionSettings()
         self.on_compacted = on_compacted
-        self._warned_context = False
+        self.warned_context = False
         self.limits = limits or RunLimits()
         self.fallback = fallback
         self.breaker_threshold = breaker_threshold
@@ -127,6 +107,8 @@ class Agent:
             lambda _kind: None
         )
         self._consecutive_failures = 0
+        self._stop_continuations = 0
+        """Times Stop hooks sent the model back to work in this run."""
         self.notices = notices or Notices()
         self._model_notes: list[str] = []
         self.queues = MessageQueues()
@@ -147,7 +129,7 @@ class Agent:
         """Stop the current stream or tool calls; the partial answer is kept."""
         self._interrupt.set()
         if self._active_queue is not None:
-            self._active_queue.put_nowait(_INTERRUPTED)
+            self._active_queue.put_nowait(INTERRUPTED)
 
     def steer(self, text: str) -> None:
         """Deliver `text` at the next opportunity, skipping tool calls not yet started."""
@@ -199,27 +181,9 @@ class Agent:
         final_text = ""
         detail = ""
         try:
-            content: list[lt.ContentBlock] = (
-                [lt.TextBlock(text=prompt)] if isinstance(prompt, str) else list(prompt)
-            )
-            if self.hook_runner is not None:
-                self.hook_runner.halted = None
-                text = "".join(b.text for b in content if isinstance(b, lt.TextBlock))
-                blocked, extra = await self.hook_runner.user_prompt_submit(text)
-                for notice in self.take_notices():
-                    yield notice
-                if blocked is not None:
-                    yield ev.Notice(f"Prompt blocked by a UserPromptSubmit hook: {blocked}",
-                                    "error")
-                    raise _PromptBlockedError
-                if extra:
-                    content.append(lt.TextBlock(text=extra))
-            notes, self._model_notes = self._model_notes, []
-            content += [lt.TextBlock(text=note) for note in notes]
-            user = lt.Message(role="user", content=content)
-            async for event in self._add(user):
+            async for event in self._submit(prompt):
                 yield event
-            stop_continuations = 0
+            self._stop_continuations = 0
             tool_failures = 0
             while True:
                 if self.max_turns is not None and turns >= self.max_turns:
@@ -228,7 +192,7 @@ class Agent:
                 check_hard_limits(
                     self.limits,
                     usage=self.totals.usage - usage_before,
-                    cost_usd=_cost_since(self.totals.cost_usd, cost_before),
+                    cost_usd=cost_since(self.totals.cost_usd, cost_before),
                     started=started,
                 )
                 turns += 1
@@ -245,48 +209,20 @@ class Agent:
                 final_text = assistant.text() or final_text
                 calls = assistant.tool_uses()
                 if not calls:
-                    await self._tell_turn_end(turns)
-                    if (
-                        self.hook_runner is not None
-                        and self.hook_runner.active()
-                        and stop_continuations < MAX_STOP_HOOK_CONTINUATIONS
-                    ):
-                        keep_going = await self.hook_runner.stop(stop_continuations > 0)
-                        for notice in self.take_notices():
-                            yield notice
-                        if keep_going:
-                            stop_continuations += 1
-                            feedback = lt.Message.user(f"[Stop hook] {keep_going}")
-                            async for event in self._add(feedback):
-                                yield event
-                            continue
-                    follow = self.queues.take_follow_ups() or self.queues.take_steering()
-                    if follow:
-                        async for event in self._add(lt.Message.user("\n\n".join(follow))):
-                            yield event
+                    goes_on = False
+                    async for item in self._after_answer(turns):
+                        if isinstance(item, GoesOn):
+                            goes_on = True
+                        else:
+                            yield item
+                    if goes_on:
                         continue
                     break
-                results = None
-                denials_before = len(self.runner.denials)
-                async for item in self._run_tools(calls):
-                    if isinstance(item, _ToolResults):
-                        results = item.blocks
+                async for item in self._answer_calls(calls):
+                    if isinstance(item, ToolFailures):
+                        tool_failures = tool_failures + item.count if item.count else 0
                     else:
                         yield item
-                for notice in self.take_notices():
-                    yield notice
-                # Denied calls are the engine working, not the tools failing.
-                denied = len(self.runner.denials) - denials_before
-                if results and all(r.is_error for r in results) and denied < len(results):
-                    tool_failures += len(results) - denied
-                else:
-                    tool_failures = 0
-                blocks: list[lt.ContentBlock] = list(results or [])
-                steering = self.queues.take_steering()
-                if steering:
-                    blocks.append(lt.TextBlock(text="\n\n".join(steering)))
-                async for event in self._add(lt.Message(role="user", content=blocks)):
-                    yield event
                 await self._tell_turn_end(turns)
                 if self._interrupt.is_set():
                     reason = "interrupted"
@@ -297,7 +233,7 @@ class Agent:
                     yield ev.Notice(f"Stopped by a hook: {detail}", "warning")
                     break
                 check_tool_failures(self.limits, tool_failures)
-        except _PromptBlockedError:
+        except PromptBlockedError:
             reason = "stop_hook"
         except LimitReachedError as e:
             reason = e.reason  # type: ignore[assignment]
@@ -310,7 +246,7 @@ class Agent:
                                    e.status_code)
         finally:
             self._running = False
-        cost = _cost_since(self.totals.cost_usd, cost_before)
+        cost = cost_since(self.totals.cost_usd, cost_before)
         yield ev.TurnEnded(
             detail=detail,
             reason=reason,
@@ -322,7 +258,85 @@ class Agent:
             duration_api_ms=self.totals.api_ms - api_ms_before,
         )
 
-    async def _tell_message(self, message: lt.Message) -> None:
+    async def _after_answer(self, turns: int) -> AsyncIterator[ev.AgentEvent | GoesOn]:
+        """The model answered without tool calls: a Stop hook may send it back to work,
+        and follow-ups (or steering that came too late) become the next prompt. Yields
+        `GoesOn` last when the loop goes on."""
+        await self._tell_turn_end(turns)
+        hooks = self.hook_runner
+        if (
+            hooks is not None
+            and hooks.active()
+            and self._stop_continuations < MAX_STOP_HOOK_CONTINUATIONS
+        ):
+            keep_going = await hooks.stop(self._stop_continuations > 0)
+            for notice in self.take_notices():
+                yield notice
+            if keep_going:
+                self._stop_continuations += 1
+                async for event in self._add(lt.Message.user(f"[Stop hook] {keep_going}")):
+                    yield event
+                yield GoesOn()
+                return
+        follow = self.queues.take_follow_ups() or self.queues.take_steering()
+        if follow:
+            async for event in self._add(lt.Message.user("\n\n".join(follow))):
+                yield event
+            yield GoesOn()
+
+    async def _answer_calls(
+        self, calls: list[lt.ToolUseBlock]
+    ) -> AsyncIterator[ev.AgentEvent | ToolFailures]:
+        """Run the model's calls and add their results, with steering that arrived, as
+        the next user message. Yields last how many calls failed on their own when every
+        call failed (denied calls are the engine working, not the tools failing), else 0."""
+        results = None
+        denials_before = len(self.runner.denials)
+        async for item in self._run_tools(calls):
+            if isinstance(item, ToolResults):
+                results = item.blocks
+            else:
+                yield item
+        for notice in self.take_notices():
+            yield notice
+        denied = len(self.runner.denials) - denials_before
+        failed = 0
+        if results and all(r.is_error for r in results) and denied < len(results):
+            failed = len(results) - denied
+        blocks: list[lt.ContentBlock] = list(results or [])
+        steering = self.queues.take_steering()
+        if steering:
+            blocks.append(lt.TextBlock(text="\n\n".join(steering)))
+        async for event in self._add(lt.Message(role="user", content=blocks)):
+            yield event
+        yield ToolFailures(failed)
+
+    async def _submit(
+        self, prompt: str | list[lt.ContentBlock]
+    ) -> AsyncIterator[ev.AgentEvent]:
+        """Add the user's message: the prompt, what UserPromptSubmit hooks add, and the
+        notes for the model. Raises PromptBlockedError when a hook blocks it."""
+        content: list[lt.ContentBlock] = (
+            [lt.TextBlock(text=prompt)] if isinstance(prompt, str) else list(prompt)
+        )
+        if self.hook_runner is not None and self.hook_runner.active():
+            self.hook_runner.halted = None
+            text = "".join(b.text for b in content if isinstance(b, lt.TextBlock))
+            blocked, extra = await self.hook_runner.user_prompt_submit(text)
+            for notice in self.take_notices():
+                yield notice
+            if blocked is not None:
+                yield ev.Notice(f"Prompt blocked by a UserPromptSubmit hook: {blocked}", "error")
+                raise PromptBlockedError
+            if extra:
+                content.append(lt.TextBlock(text=extra))
+        notes, self._model_notes = self._model_notes, []
+        content += [lt.TextBlock(text=note) for note in notes]
+        async for event in self._add(lt.Message(role="user", content=content)):
+            yield event
+
+    async def tell_message(self, message: lt.Message) -> None:
+        """Tell the listeners of a completed message (the store keeps it)."""
         for listener in self.listeners:
             await listener.on_message(message)
 
@@ -336,7 +350,7 @@ class Agent:
 
     async def _add(self, message: lt.Message) -> AsyncIterator[ev.AgentEvent]:
         self.messages.append(message)
-        await self._tell_message(message)
+        await self.tell_message(message)
         yield ev.MessageAdded(message)
 
     async def _build_request(self) -> lt.LLMRequest:
@@ -366,7 +380,7 @@ class Agent:
                 async for item in self._stream_once():
                     yield item
                 return
-            except _BreakerTrippedError as trip:
+            except BreakerTrippedError as trip:
                 if self.fallback is None:
                     raise trip.error from None
                 old = f"{self.provider.name}/{self.provider.model}"
@@ -387,7 +401,7 @@ class Agent:
         are dropped, so nothing half-specified ever runs) and nothing else is yielded.
         """
         request = await self._build_request()
-        async for notice in self._maybe_compact(request):
+        async for notice in compaction_notices(self, request):
             yield notice
             request = await self._build_request()
         queue: asyncio.Queue[Any] = asyncio.Queue()
@@ -400,7 +414,7 @@ class Agent:
             except BaseException as e:
                 queue.put_nowait(e)
                 return
-            queue.put_nowait(_DONE)
+            queue.put_nowait(DONE)
 
         task = asyncio.create_task(pump())
         self._active_queue = queue
@@ -414,12 +428,12 @@ class Agent:
             # interrupt() wakes this loop by putting a sentinel on the same queue.
             while not self._interrupt.is_set():
                 item = await queue.get()
-                if item is _DONE or item is _INTERRUPTED:
+                if item is DONE or item is INTERRUPTED:
                     break
                 if isinstance(item, BaseException):
                     if isinstance(item, ProviderError) and self.fallback is not None:
                         self._consecutive_failures += 1
-                        raise _BreakerTrippedError(item, self._consecutive_failures)
+                        raise BreakerTrippedError(item, self._consecutive_failures)
                     raise item
                 match item:
                     case lt.TextDelta(text=text):
@@ -443,7 +457,7 @@ class Agent:
                             self.fallback is not None
                             and self._consecutive_failures >= self.breaker_threshold
                         ):
-                            raise _BreakerTrippedError(error, self._consecutive_failures)
+                            raise BreakerTrippedError(error, self._consecutive_failures)
                         known = error if isinstance(error, ProviderError) else None
                         yield ev.StreamReset(
                             str(error), attempt, delay, type(error).__name__,
@@ -463,24 +477,37 @@ class Agent:
 
         if done is None:
             if self._interrupt.is_set():
-                # The provider bills an interrupted answer too (the whole input, the output
-                # so far) but sends its usage only at the end: count an estimate.
-                usage = lt.Usage(
-                    input_tokens=estimate_request_tokens(request),
-                    output_tokens=estimate_tokens("".join(partial) + "".join(partial_json)),
-                )
-                yield self._count_usage(usage)
-            if self._interrupt.is_set() and partial:
-                kept = lt.Message(
-                    role="assistant",
-                    content=[lt.TextBlock(text="".join(partial))],
-                    provider=self.provider.name,
-                    model=self.provider.model,
-                    stop_reason="interrupted",
-                )
-                async for event in self._add(kept):
+                async for event in self._keep_interrupted(request, partial, partial_json):
                     yield event
             return
+        async for item in self._keep_answer(done):
+            yield item
+
+    async def _keep_interrupted(
+        self, request: lt.LLMRequest, partial: list[str], partial_json: list[str]
+    ) -> AsyncIterator[ev.AgentEvent]:
+        """An interrupted answer: its estimated usage, and its text so far as the answer
+        (incomplete tool calls are dropped, so nothing half-specified ever runs)."""
+        # The provider bills an interrupted answer too (the whole input, the output so
+        # far) but sends its usage only at the end: count an estimate.
+        usage = lt.Usage(
+            input_tokens=estimate_request_tokens(request),
+            output_tokens=estimate_tokens("".join(partial) + "".join(partial_json)),
+        )
+        yield self._count_usage(usage)
+        if partial:
+            kept = lt.Message(
+                role="assistant",
+                content=[lt.TextBlock(text="".join(partial))],
+                provider=self.provider.name,
+                model=self.provider.model,
+                stop_reason="interrupted",
+            )
+            async for event in self._add(kept):
+                yield event
+
+    async def _keep_answer(self, done: lt.StreamDone) -> AsyncIterator[ev.AgentEvent | lt.Message]:
+        """A completed answer: added to the history, its usage counted; the message last."""
         message = done.message
         # Our own adapters put this entry there (llm.json_repair), so its type is known.
         invalid: dict[str, InvalidToolInput] = done.extra.get(INVALID_TOOL_INPUT) or {}
@@ -516,115 +543,34 @@ class Agent:
             context_window=self.model_info.context_window,
         )
 
-    def _available_tokens(self) -> int:
-        max_out = self.max_output_tokens or self.model_info.max_output_tokens
-        return max(1, self.model_info.context_window - max_out)
-
-    async def _maybe_compact(self, request: lt.LLMRequest) -> AsyncIterator[ev.Notice]:
-        """Warn past the soft threshold; compact past the hard one (yields one notice)."""
-        max_out = self.max_output_tokens or self.model_info.max_output_tokens
-        ratio = usage_ratio(request, self.model_info.context_window, max_out)
-        if ratio >= self.compaction.auto_ratio:
-            result = await self.compact_now(trigger="auto")
-            if result is not None:
-                yield ev.Notice(
-                    f"Context compacted (phase {result.phase}): "
-                    f"{result.before_tokens:,} → {result.after_tokens:,} tokens",
-                    "info",
-                )
-        elif ratio >= self.compaction.warn_ratio and not self._warned_context:
-            self._warned_context = True
-            yield ev.Notice(
-                f"Context is {ratio:.0%} full; it will be compacted automatically at "
-                f"{self.compaction.auto_ratio:.0%} (or use /compact).",
-                "warning",
-            )
-
     async def compact_now(
         self, instructions: str = "", *, force_summary: bool = False, trigger: str = "manual"
     ) -> CompactionResult | None:
-        """Compact the history now (`/compact`: `trigger` manual; the threshold: auto);
-        persists the result for resumes. PreCompact hooks run first, SessionStart hooks
-        for `compact` after, their text a note for the model's next message."""
-        if self.hook_runner is not None:
-            await self.hook_runner.pre_compact(trigger, instructions)
-        request = lt.LLMRequest(
-            system=self.system_prompt,
-            messages=repair_history(self.messages),
-            tools=self.runner.tools.specs(),
-            max_tokens=self.max_output_tokens or self.model_info.max_output_tokens,
+        """Compact the history now (`/compact`: `trigger` manual; the threshold: auto)."""
+        return await compact_history(
+            self, instructions, force_summary=force_summary, trigger=trigger
         )
-        target = int(self._available_tokens() * self.compaction.warn_ratio)
-        summariser, summariser_info = self.route_for("compaction") or (
-            self.provider,
-            self.model_info,
-        )
-        result = await compact(
-            summariser,
-            request,
-            target_tokens=target,
-            instructions=instructions,
-            force_summary=force_summary or bool(instructions),
-        )
-        if result is None:
-            return None
-        if result.usage is not None:
-            self.totals.add(result.model, result.usage, cost_usd(summariser_info, result.usage))
-        self._warned_context = False
-        if result.phase == 2:
-            # Stored history gets the summary and fresh copies of the kept tail after it,
-            # so a resumed session starts from the summary with nothing lost or doubled.
-            fresh = [result.messages[0]] + [
-                m.model_copy(update={"id": lt.new_message_id()}) for m in result.messages[1:]
-            ]
-            for message in fresh:
-                await self._tell_message(message)
-            self.messages = fresh
-            if self.on_compacted is not None:
-                await self.on_compacted(result.summary)
-        else:
-            self.messages = result.messages
-        if self.hook_runner is not None:
-            started = await self.hook_runner.session_start("compact")
-            if started:
-                self.add_model_note(
-                    f"<user-session-start-hook>\n{started}\n</user-session-start-hook>"
-                )
-        return result
 
     async def _run_tools(
         self, calls: list[lt.ToolUseBlock]
-    ) -> AsyncIterator[ev.AgentEvent | _ToolResults]:
+    ) -> AsyncIterator[ev.AgentEvent | ToolResults]:
         queue: asyncio.Queue[Any] = asyncio.Queue()
         task = asyncio.create_task(
             self.runner.run_all(calls, queue.put_nowait, self.queues.has_steering)
         )
-        task.add_done_callback(lambda _t: queue.put_nowait(_DONE))
+        task.add_done_callback(lambda _t: queue.put_nowait(DONE))
         self._active_queue = queue
         if self._interrupt.is_set():
             task.cancel()
         try:
             while True:
                 item = await queue.get()
-                if item is _DONE:
+                if item is DONE:
                     break
-                if item is _INTERRUPTED:
+                if item is INTERRUPTED:
                     task.cancel()  # run_all answers every call and returns
                     continue
                 yield item
         finally:
             self._active_queue = None
-        yield _ToolResults(task.result())
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class _ToolResults:
-    """The last item of `_run_tools`: the results of its calls (final, so telling it from
-    an event is plain to the type checker)."""
-
-    blocks: list[lt.ToolResultBlock]
-
-
-def _cost_since(total: float | None, before: float | None) -> float | None:
-    return None if total is None else total - (before or 0.0)
+        yield ToolResults(task.result())
