@@ -16,7 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from aistack_tui.checkpoints.wiring import snapshot_before_mutation
 from aistack_tui.session.config import CREDENTIALS_FILE, RunConfig
+from aistack_tui.session.conversation import Conversation
 from aistack_tui.session.live import LiveSession
+from aistack_tui.session.models import ModelControl
+from aistack_tui.session.permission_views import PermissionViews
 from aistack_tui.session.providers import (
     ModelRouter,
     build_provider,
@@ -25,6 +28,8 @@ from aistack_tui.session.providers import (
 )
 from aistack_tui.session.recorder import AfterAnswer, CurrentSession, SessionRecorder
 from aistack_tui.session.titles import Titler
+from aistack_tui.session.turns import TurnControl
+from aistack_tui.session.workspace import Workspace
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.tools.base import ToolRegistry
 from aistack_tui.trust_gate import (
@@ -162,22 +167,7 @@ async def open_session(
         for text, level in _opening_notices(parts, sandbox_notice, interactive=interactive):
             parts.notices.notify(text, level)
         extensions.show_mcp_logs(agent.notify, config.verbose)
-        session = LiveSession(
-            config=config,
-            agent=agent,
-            engine=engine,
-            store=store,
-            current=parts.current,
-            tool_context=parts.tool_context,
-            model_string=model_string,
-            extensions=extensions,
-            router=router,
-            untrusted=trust.ignored,
-            checkpoints=parts.checkpoints,
-            sandbox=sandbox,
-            subagents=parts.subagents,
-            titler=parts.titler,
-        )
+        session = build_facade(parts, agent, model_string)
         warn_if_deprecated(session)
         start_catalogue_refresh(config, model_string)
         cleanup.pop_all()  # success: the session owns everything now
@@ -213,7 +203,7 @@ class SessionParts:
 
         self.config, self.engine, self.store, self.current = config, engine, store, current
         self.history, self.extensions, self.tools, self.trust = history, extensions, tools, trust
-        self.router = router
+        self.router, self.sandbox = router, sandbox
         self.agent: Agent | None = None
         settings = config.loaded.settings
         self.notices = Notices()
@@ -329,6 +319,42 @@ async def build_agent(
     parts.tools.register(WebSearchTool(lambda: agent.provider, search_usage(parts.the_agent)))
     parts.tools.register(PresentPlanTool(parts.the_agent, engine))
     return agent
+
+
+def build_facade(parts: SessionParts, agent: Agent, model_string: str) -> LiveSession:
+    """The session's parts by responsibility, behind the facade front ends hold."""
+    config, engine, tool_context = parts.config, parts.engine, parts.tool_context
+    current = parts.current
+    models = ModelControl(agent=agent, config=config, model_string=model_string)
+    conversation = Conversation(
+        agent=agent, store=parts.store, config=config, current=current,
+        tool_context=tool_context, model=lambda: models.model,
+        checkpoints=parts.checkpoints,
+    )
+    return LiveSession(
+        config=config,
+        agent=agent,
+        engine=engine,
+        store=parts.store,
+        tool_context=tool_context,
+        extensions=parts.extensions,
+        turns=TurnControl(
+            agent=agent, engine=engine, config=config, tool_context=tool_context,
+            record_usage=conversation.record_usage,
+        ),
+        models=models,
+        conversation=conversation,
+        permissions=PermissionViews(
+            agent=agent, engine=engine, config=config, untrusted=parts.trust.ignored
+        ),
+        workspace=Workspace(
+            agent=agent, engine=engine, config=config, tool_context=tool_context,
+            extensions=parts.extensions, subagents=parts.subagents,
+            session_id=lambda: current.id, sandbox=parts.sandbox,
+        ),
+        router=parts.router,
+        sandbox=parts.sandbox,
+    )
 
 
 def _listeners(parts: SessionParts) -> list[LifecycleHooks]:

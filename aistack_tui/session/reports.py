@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from aistack_tui.agent.runtime import UsageTotals
+    from aistack_tui.agent.usage import UsageTotals
     from aistack_tui.checkpoints.manager import TurnRecord, UndoResult
 
 SHOWN_FILES = 20

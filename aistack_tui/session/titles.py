@@ -15,7 +15,7 @@ from aistack_tui.llm.model_info import cost_usd
 from aistack_tui.llm.types import LLMRequest, Message
 
 if TYPE_CHECKING:
-    from aistack_tui.agent.runtime import UsageTotals
+    from aistack_tui.agent.usage import UsageTotals
     from aistack_tui.session.providers import ModelRouter
     from aistack_tui.sessions.store import SessionStore
 

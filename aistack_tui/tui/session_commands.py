@@ -87,8 +87,6 @@ MEMORY_USAGE = (
 @command("memory", "Long-term memory: list, add, forget, pin, search",
          "[add TEXT|forget ID|pin ID|search QUERY]", while_busy=True)
 async def _memory(app: CommandHost, args: str) -> None:
-    from aistack_tui.memory.manager import parse_memory_id
-
     session = app.require_session()
     memory = session.memory
     if memory is None:
@@ -105,16 +103,14 @@ async def _memory(app: CommandHost, args: str) -> None:
         lines = [f"Memories ({len(records)}):", *(_memory_line(r) for r in records)]
         await app.notice("\n".join([*lines, MEMORY_USAGE]))
     elif action == "add" and rest:
-        record = await memory.write(rest, source="user", session_id=session.session_id)
+        record = await memory.remember(rest)
         verb = "Merged into" if record.times_seen > 1 else "Remembered as"
         await app.notice(f"{verb} {record.label}.")
     elif action == "forget" and rest:
-        memory_id = parse_memory_id(rest)
-        await memory.forget(memory_id)
+        memory_id = await memory.forget(rest)
         await app.notice(f"Forgot m{memory_id}.")
     elif action in ("pin", "unpin") and rest:
-        memory_id = parse_memory_id(rest)
-        await memory.pin(memory_id, action == "pin")
+        memory_id = await memory.pin(rest, action == "pin")
         await app.notice(f"{action.capitalize()}ned m{memory_id}.")
     elif action == "search" and rest:
         hits = await memory.search(rest)
@@ -226,9 +222,10 @@ async def _skills(app: CommandHost, args: str) -> None:
     if skills is None:
         await app.notice("No skills are loaded in this session.")
         return
-    lines = [f"Skills ({len(skills.skills)}):"] if skills.skills else ["No skills found."]
-    for skill in sorted(skills.skills.values(), key=lambda s: s.name):
-        active = "  (active)" if skill.name in skills.active else ""
+    found = skills.list()
+    lines = [f"Skills ({len(found)}):"] if found else ["No skills found."]
+    for skill in found:
+        active = "  (active)" if skill.active else ""
         lines.append(f"  {skill.name}{active} — {skill.description[:120]}  [{skill.source}]")
     if skills.problems:
         lines.append("Problems:")
