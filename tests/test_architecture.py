@@ -87,45 +87,67 @@ def test_no_import_cycle_in_the_package() -> None:
     assert cycles == [], f"import cycles: {cycles}"
 
 
-FRONT_ENDS = ("aistack_tui.tui", "aistack_tui.print_mode", "aistack_tui.linemode",
-              "aistack_tui.channels")
-CORE_PACKAGES = ("aistack_tui.agent", "aistack_tui.permissions", "aistack_tui.tools")
-VALUE_MODULES = {
-    "aistack_tui.agent.events",  # the event union front ends consume
-    "aistack_tui.agent.ports",  # ApprovalRequest / ApprovalDecision and the approver port
-    "aistack_tui.permissions.types",  # PermissionMode, PermissionDenial, Decision
-    "aistack_tui.tools.diffs",  # structured diffs shown in approvals and cards
-}
+FRONT_END_RULE = "Front ends import from agent/, permissions/ and tools/ only event and value types"
 
 
-def core_reaches(graph) -> list[str]:
-    """Imports from a front end into the core that are not event or value types."""
-    reaches: list[str] = []
-    for front_end in FRONT_ENDS:
-        if front_end not in graph.modules:
-            continue
-        for module in sorted({front_end, *graph.find_descendants(front_end)}):
-            for imported in sorted(graph.find_modules_directly_imported_by(module)):
-                if imported.startswith(CORE_PACKAGES) and imported not in VALUE_MODULES:
-                    reaches.append(f"{module} -> {imported}")
-    return reaches
+def _front_end_contract() -> dict:
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    contracts = config["tool"]["importlinter"]["contracts"]
+    return next(c for c in contracts if c["name"] == FRONT_END_RULE)
 
 
 def test_front_ends_use_the_session_facade_not_the_core() -> None:
-    """The TUI, print mode and the line mode reach the agent, the permission engine and
-    the tools only through `LiveSession`: from those packages they import event and
-    value types, nothing else."""
-    assert core_reaches(_graph()) == []
+    """The TUI, print mode, the line mode and the channels reach the agent, the permission
+    engine and the tools only through `LiveSession`: the import-linter contract (kept, as
+    `lint-imports` above checks) covers every front end and the whole of the core."""
+    contract = _front_end_contract()
+    assert contract["type"] == "forbidden"
+    assert set(contract["source_modules"]) == {
+        "aistack_tui.tui", "aistack_tui.print_mode", "aistack_tui.linemode",
+        "aistack_tui.channels",
+    }
+    assert set(contract["forbidden_modules"]) == {
+        "aistack_tui.agent", "aistack_tui.permissions", "aistack_tui.tools",
+    }
 
 
-def test_the_front_end_rule_catches_a_reach_into_the_core() -> None:
-    """The rule is live: one import of the agent's runtime from the TUI breaks it."""
-    graph = _graph()
-    graph.add_import(
-        importer="aistack_tui.tui.bridge", imported="aistack_tui.agent.runtime",
-        line_number=1, line_contents="from aistack_tui.agent.runtime import Agent",
+def test_the_front_end_rule_catches_a_reach_into_the_core(tmp_path: Path) -> None:
+    """The rule is live: in a package shaped like ours, one import of the agent's runtime
+    from the TUI breaks the contract, and imports of the value modules do not."""
+    import json
+
+    package = tmp_path / "shaped"
+    for module in ("tui/bridge", "tui/app", "print_mode/runner", "linemode/repl",
+                   "channels/bus", "agent/events", "agent/ports", "agent/runtime",
+                   "permissions/types", "tools/diffs"):
+        path = package / f"{module}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        (path.parent / "__init__.py").touch()
+        path.touch()
+    (package / "__init__.py").touch()
+    (package / "tui" / "app.py").write_text("import shaped.agent.events\n")
+    (package / "print_mode" / "runner.py").write_text("import shaped.agent.ports\n")
+    (package / "linemode" / "repl.py").write_text("import shaped.permissions.types\n")
+    (package / "channels" / "bus.py").write_text("import shaped.tools.diffs\n")
+    (package / "tui" / "bridge.py").write_text("import shaped.agent.runtime\n")
+    contract = json.loads(json.dumps(_front_end_contract()).replace("aistack_tui", "shaped"))
+    lines = ["[importlinter]", "root_package = shaped", "", "[importlinter:contract:front]"]
+    for key, value in contract.items():
+        items = value if isinstance(value, list) else [value]
+        lines.append(f"{key} = " + "\n    ".join(str(v) for v in items))
+    config = tmp_path / ".importlinter"
+    config.write_text("\n".join(lines) + "\n")
+    proc = subprocess.run(
+        [str(Path(sys.executable).parent / "lint-imports"), str(config), "--no-cache"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env={"PYTHONPATH": str(tmp_path), "PATH": str(Path(sys.executable).parent)},
     )
-    assert core_reaches(graph) == ["aistack_tui.tui.bridge -> aistack_tui.agent.runtime"]
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "shaped.tui.bridge -> shaped.agent.runtime" in proc.stdout
+    for allowed in ("tui.app", "print_mode.runner", "linemode.repl", "channels.bus"):
+        assert f"shaped.{allowed} ->" not in proc.stdout
 
 
 def _event_matches(tree) -> list:
