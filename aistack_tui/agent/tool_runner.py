@@ -35,6 +35,7 @@ from aistack_tui.permissions.guardrails import guard_untrusted_result
 from aistack_tui.permissions.types import (
     APPROVED_GRANT,
     Decision,
+    ExecGrant,
     PermissionChecker,
     PermissionDenial,
     PermissionRequest,
@@ -141,34 +142,10 @@ class ToolRunner:
             emit(ToolFinished(call.id, call.name, block, time.perf_counter() - started, display))
             return block
 
-        tool = self.tools.get(call.name)
-        if tool is None:
-            known = ", ".join(sorted(self.tools.offered_names()))
-            return finish(f"Error: no tool named {call.name!r}. Available tools: {known}", True)
-        invalid = self.invalid_inputs.pop(call.id, None)
-        if invalid is not None:
-            raw = invalid["raw"][:2000]
-            return finish(
-                "Error: the arguments of this call were not valid JSON, so it was not run. "
-                f"Send the call again with valid JSON arguments. Raw arguments: {raw}",
-                True,
-            )
-        try:
-            args = tool.parse_args(call.input)
-        except ToolError as e:
-            return finish(f"Error: {e}", True)
-
-        current_call_id.set(call.id)  # hooks name the call they are asked about
-        verdict = await self.pre_tool_hook(call.name, call.input) if self.pre_tool_hook else None
-        if verdict and verdict.block_reason is not None:
-            return finish(f"Blocked by a PreToolUse hook: {verdict.block_reason}", True)
-        if verdict and verdict.updated_input is not None:
-            # A hook rewrote the call: that input is what is checked, asked about and run.
-            call = call.model_copy(update={"input": verdict.updated_input})
-            try:
-                args = tool.parse_args(call.input)
-            except ToolError as e:
-                return finish(f"Error: the input a PreToolUse hook gave is invalid: {e}", True)
+        prepared = await self._prepare(call)
+        if isinstance(prepared, str):
+            return finish(prepared, True)
+        tool, args, call, verdict = prepared
 
         # Bash calls share one working directory, so each is checked, asked about and run
         # under one lock: the engine then judges the command from the directory it will
@@ -187,15 +164,8 @@ class ToolRunner:
             # The file this check judged: the tool writes it or nothing, whatever a hook
             # or the user then decides about the call (tools/file_target.py).
             checked_path.set(decision.path)
-            if verdict and verdict.permission == "deny" and decision.behavior != "deny":
-                decision = Decision("deny", f"denied by a PreToolUse hook: {verdict.reason}")
-            elif verdict and verdict.permission == "ask" and decision.behavior == "allow":
-                decision = Decision("ask", f"a PreToolUse hook asks: {verdict.reason}")
-            elif verdict and verdict.permission == "allow" and decision.behavior == "ask" and (
-                decision.rule is None
-            ):
-                # A hook may skip the prompt a mode would show, never an explicit ask rule.
-                decision = Decision("allow", f"allowed by a PreToolUse hook: {verdict.reason}")
+            if verdict is not None:
+                decision = _with_hook_verdict(decision, verdict)
 
             if decision.behavior == "deny":
                 return self._deny(call, decision.reason, emit, finish)
@@ -211,21 +181,10 @@ class ToolRunner:
                         f"aistack needs your permission to use {call.name}", "permission_prompt"
                     )
                 answer = await self._ask(call, decision, display, emit)
-                if not answer.approved:
-                    reason = "The user denied this tool call."
-                    if answer.feedback:
-                        reason += f" The user said: {answer.feedback}"
-                    return self._deny(call, reason, emit, finish)
-                if answer.kind in ("session", "save") and decision.suggested_rule:
-                    self.permissions.grant_session(decision.suggested_rule)
-                    if answer.kind == "save":
-                        self.permissions.save_rule(decision.suggested_rule)
-                if answer.updated_input is not None and answer.updated_input != call.input:
-                    changed = self._changed_input(tool, call, answer.updated_input, bash)
-                    if isinstance(changed, str):
-                        return self._deny(call, changed, emit, finish)
-                    call, args, decision = changed
-                grant = decision.grant.approved() if decision.grant else APPROVED_GRANT
+                approved = self._take_answer(answer, tool, call, args, decision, bash)
+                if isinstance(approved, str):
+                    return self._deny(call, approved, emit, finish)
+                call, args, grant = approved
                 emit(PermissionDecided(call.id, call.name, "allow", f"approved ({answer.kind})"))
             # This call runs in its own task, so the grant reaches only its own tool run.
             current_grant.set(grant)
@@ -255,13 +214,7 @@ class ToolRunner:
                     f"Error: {call.name} failed unexpectedly: {type(e).__name__}: {e}", True
                 )
         display = output.display or display
-        content = output.content
-        if _untrusted(call.name) and isinstance(content, str):
-            content, flags = guard_untrusted_result(content)
-            if flags:
-                emit(Notice(f"{call.name} result may contain a prompt injection: "
-                            + "; ".join(flags), "warning"))
-        block = finish(content, output.is_error)
+        block = finish(_guarded(call.name, output.content, emit), output.is_error)
         if self.post_tool_hook:
             note = await self.post_tool_hook(call.name, call.input, block)
             if note:
@@ -271,6 +224,67 @@ class ToolRunner:
                     is_error=block.is_error,
                 )
         return block
+
+    async def _prepare(
+        self, call: ToolUseBlock
+    ) -> tuple[Tool[Any], Any, ToolUseBlock, HookVerdict | None] | str:
+        """The tool, its parsed arguments, the call as PreToolUse hooks left it and their
+        verdict; or the error the model is told instead of running the call."""
+        tool = self.tools.get(call.name)
+        if tool is None:
+            known = ", ".join(sorted(self.tools.offered_names()))
+            return f"Error: no tool named {call.name!r}. Available tools: {known}"
+        invalid = self.invalid_inputs.pop(call.id, None)
+        if invalid is not None:
+            raw = invalid["raw"][:2000]
+            return (
+                "Error: the arguments of this call were not valid JSON, so it was not run. "
+                f"Send the call again with valid JSON arguments. Raw arguments: {raw}"
+            )
+        try:
+            args = tool.parse_args(call.input)
+        except ToolError as e:
+            return f"Error: {e}"
+        current_call_id.set(call.id)  # hooks name the call they are asked about
+        verdict = await self.pre_tool_hook(call.name, call.input) if self.pre_tool_hook else None
+        if verdict and verdict.block_reason is not None:
+            return f"Blocked by a PreToolUse hook: {verdict.block_reason}"
+        if verdict and verdict.updated_input is not None:
+            # A hook rewrote the call: that input is what is checked, asked about and run.
+            call = call.model_copy(update={"input": verdict.updated_input})
+            try:
+                args = tool.parse_args(call.input)
+            except ToolError as e:
+                return f"Error: the input a PreToolUse hook gave is invalid: {e}"
+        return tool, args, call, verdict
+
+    def _take_answer(
+        self,
+        answer: ApprovalDecision,
+        tool: Tool[Any],
+        call: ToolUseBlock,
+        args: Any,
+        decision: Decision,
+        bash: bool,
+    ) -> tuple[ToolUseBlock, Any, ExecGrant] | str:
+        """What the user's answer to an ask allows: the call (as the user edited it), its
+        arguments and grant, with "don't ask again" and "save" applied; or why it is
+        denied."""
+        if not answer.approved:
+            reason = "The user denied this tool call."
+            if answer.feedback:
+                reason += f" The user said: {answer.feedback}"
+            return reason
+        if answer.kind in ("session", "save") and decision.suggested_rule:
+            self.permissions.grant_session(decision.suggested_rule)
+            if answer.kind == "save":
+                self.permissions.save_rule(decision.suggested_rule)
+        if answer.updated_input is not None and answer.updated_input != call.input:
+            changed = self._changed_input(tool, call, answer.updated_input, bash)
+            if isinstance(changed, str):
+                return changed
+            call, args, decision = changed
+        return call, args, decision.grant.approved() if decision.grant else APPROVED_GRANT
 
     def _changed_input(
         self, tool: Tool[Any], call: ToolUseBlock, new_input: dict[str, Any], bash: bool
@@ -332,6 +346,32 @@ class ToolRunner:
 def _untrusted(tool_name: str) -> bool:
     """Results written by third parties: masked and checked for prompt injection."""
     return tool_name == "WebFetch" or tool_name.startswith("mcp__")
+
+
+def _with_hook_verdict(decision: Decision, verdict: HookVerdict) -> Decision:
+    """The engine's decision as a PreToolUse hook's verdict changes it: a hook may deny
+    or ask where the engine allowed, and skip the prompt a mode would show, never an
+    explicit ask rule."""
+    if verdict.permission == "deny" and decision.behavior != "deny":
+        return Decision("deny", f"denied by a PreToolUse hook: {verdict.reason}")
+    if verdict.permission == "ask" and decision.behavior == "allow":
+        return Decision("ask", f"a PreToolUse hook asks: {verdict.reason}")
+    if verdict.permission == "allow" and decision.behavior == "ask" and decision.rule is None:
+        return Decision("allow", f"allowed by a PreToolUse hook: {verdict.reason}")
+    return decision
+
+
+def _guarded(
+    name: str, content: str | list[TextBlock | ImageBlock], emit: Emit
+) -> str | list[TextBlock | ImageBlock]:
+    """A result from outside (the web, MCP servers) with prompt injections flagged."""
+    if not (_untrusted(name) and isinstance(content, str)):
+        return content
+    guarded, flags = guard_untrusted_result(content)
+    if flags:
+        emit(Notice(f"{name} result may contain a prompt injection: " + "; ".join(flags),
+                    "warning"))
+    return guarded
 
 
 class _NoLock:
