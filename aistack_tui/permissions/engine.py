@@ -54,6 +54,8 @@ from aistack_tui.permissions.types import (
 class PermissionEngine(Rulebook):
     """Implements `PermissionChecker`. `mode` is mutable (Shift+Tab cycles it)."""
 
+    mode: PermissionMode  # declared again: the self-tests below assign it
+
     def __init__(
         self,
         *,

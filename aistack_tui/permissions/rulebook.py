@@ -42,6 +42,8 @@ def by_rule(rule: Rule) -> str:
 class Rulebook:
     """The rules, roots and mode of one session. `mode` is mutable (Shift+Tab cycles it)."""
 
+    mode: PermissionMode
+
     def __init__(
         self,
         *,
@@ -53,7 +55,7 @@ class Rulebook:
         extra_read_dirs: Sequence[Path] = (),
         cwd: Path | None = None,
     ) -> None:
-        self.mode: PermissionMode = mode
+        self.mode = mode
         self.project_root = real(project_root)
         self.home = real(home)
         self.additional_directories = [real(Path(d)) for d in additional_directories]
