@@ -270,16 +270,7 @@ class KnowledgeIndex:
         pool: Executor | None = None,
     ) -> IndexStats:
         stats = IndexStats(files_seen=len(entries) if full_scan else 0)
-        jobs: list[ParseJob] = []
-        for entry in entries:
-            state = states.get(entry.path)
-            if state and state.size == entry.size and state.mtime_ns == entry.mtime_ns:
-                stats.unchanged += 1
-                continue
-            jobs.append(
-                ParseJob(entry.path, entry.language, entry.size, entry.mtime_ns,
-                         state.hash if state else "")
-            )  # fmt: skip
+        jobs = _changed_files(entries, states, stats)
         self._long = len(jobs) >= POOL_THRESHOLD
         if on_phase and jobs:
             on_phase("parsing")
@@ -306,6 +297,20 @@ class KnowledgeIndex:
             stats.removed = len(removed)
         stats.files_total, stats.symbols_total, stats.chunks_total = await self.store.counts()
         self.chunk_count = stats.chunks_total
+        await self._after_apply(stats, started, on_phase, full_scan=full_scan, bulk=bulk)
+        return stats
+
+    async def _after_apply(
+        self,
+        stats: IndexStats,
+        started: float,
+        on_phase: Callable[[str], None] | None,
+        *,
+        full_scan: bool,
+        bulk: bool,
+    ) -> None:
+        """The repo map after an update: ranked now (a first small build), owed to the
+        references' second pass (a big build), or rebuilt in the background."""
         if self.graph is None and full_scan and not bulk:
             if on_phase:
                 on_phase("ranking")
@@ -322,7 +327,6 @@ class KnowledgeIndex:
             # rebuild does not compete with the update's own embedding.
             delay = 0.0 if bulk else GRAPH_DEBOUNCE_S
             self._schedule_graph_rebuild(stats, started, delay=delay)
-        return stats
 
     async def _fill_references(
         self,
@@ -560,3 +564,21 @@ class KnowledgeIndex:
                 with contextlib.suppress(asyncio.CancelledError, Exception):
                     await task
         await self.store.close()
+
+
+def _changed_files(
+    entries: Sequence[WalkEntry], states: dict[str, FileState], stats: IndexStats
+) -> list[ParseJob]:
+    """Parse jobs for the files whose size or mtime changed (the others are counted as
+    unchanged in `stats`)."""
+    jobs: list[ParseJob] = []
+    for entry in entries:
+        state = states.get(entry.path)
+        if state and state.size == entry.size and state.mtime_ns == entry.mtime_ns:
+            stats.unchanged += 1
+            continue
+        jobs.append(
+            ParseJob(entry.path, entry.language, entry.size, entry.mtime_ns,
+                     state.hash if state else "")
+        )  # fmt: skip
+    return jobs
