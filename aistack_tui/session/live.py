@@ -248,9 +248,6 @@ class LiveSession:
     def custom_commands(self) -> CommandSet:
         return self.turns.custom_commands()
 
-    async def expand_custom_command(self, text: str) -> str | None:
-        return await self.turns.expand_custom_command(text)
-
     async def prepare_command_prompt(self, text: str, allowed_tools: Sequence[str]) -> str:
         """A command file's expanded text, ready to send."""
         return await self.turns.prepare_command_prompt(text, allowed_tools)

@@ -176,18 +176,6 @@ class TurnControl:
         found.withhold_allowed_tools(untrusted_command_names(self.config))
         return found
 
-    async def expand_custom_command(self, text: str) -> str | None:
-        """The prompt for `text` when it calls a custom command (`/review src/x.py`), its
-        `allowed-tools` allowed for the next run; None when `text` calls none."""
-        if not text.startswith("/") or text.startswith("//"):
-            return None
-        name, _, arguments = text[1:].partition(" ")
-        found = self.custom_commands().get(name.strip())
-        if found is None:
-            return None
-        return await self.prepare_command_prompt(found.expand(arguments.strip()),
-                                                 found.allowed_tools)
-
     async def prepare_command_prompt(self, text: str, allowed_tools: Sequence[str]) -> str:
         """A command file's expanded text, ready to send: its `` !`command` `` lines run
         (with its `allowed-tools` granted while they are checked) and replaced by their
