@@ -35,11 +35,13 @@ class Subagents:
     problems: list[str] = field(default_factory=list[str])
 
 
-def known_claude_models() -> list[str]:
-    from aistack_tui.llm.catalogue import DEFAULT_MODELS
-    from aistack_tui.llm.model_info import built_in_models
+def known_claude_models(home: Path) -> list[str]:
+    """The current Claude models the catalogue knows (the cached models endpoint's, else
+    the built-in ones), among which `sonnet`, `opus` and `haiku` find their newest."""
+    from aistack_tui.llm.catalogue import provider_catalogue
 
-    return [DEFAULT_MODELS.get("anthropic", ""), *built_in_models()]
+    entries = provider_catalogue("anthropic", home=home).entries
+    return [e.model for e in entries if e.deprecation is None]
 
 
 def discover_agents(config: RunConfig, untrusted: set[str] | None) -> AgentSet:
@@ -76,7 +78,7 @@ def load_subagents(
         chooser: ModelChoice | None = None
         model = agent.model
         if model in MODEL_ALIASES:
-            resolved = alias_model(model, known_claude_models()) if anthropic else None
+            resolved = alias_model(model, known_claude_models(config.home)) if anthropic else None
             if resolved is None:
                 out.problems.append(
                     f"{agent.path}: model {model!r} names a Claude model family; the "

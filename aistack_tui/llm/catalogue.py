@@ -1,34 +1,26 @@
-"""The model catalogue: which models each configured provider offers, their limits, prices
-and deprecation, and the default model of each provider.
+"""The model catalogue: which models each configured provider offers, their limits,
+prices and deprecation, and the default model of each provider.
 
-Where the list of models comes from, best first:
-
-1. the provider's models endpoint, as last cached under `$AISTACK_HOME`
-   (`llm/models_endpoint.py` renews it in the background);
-2. the installed SDK's model type (`llm/sdk_models.py`), offline;
-3. the built-in table of `llm/model_info.py`, for vendors with neither.
-
-Limits and prices of each model come from `lookup_model` (endpoint cache, genai-prices,
-built-in table, settings overrides), deprecations from `llm/deprecations.py`.
+The list is the provider's models endpoint as last cached under `$AISTACK_HOME`
+(`llm/models_endpoint.py` renews it in the background), else the built-in list of
+`llm/model_info.py` (the current defaults), so a fresh offline machine still has one.
+Limits and prices come from `lookup_model`. A model is deprecated when its endpoint's
+lifecycle or shutdown date says so, or genai-prices' `deprecated` flag (the only source
+for Gemini, without a date); nothing is read from the SDKs' private modules.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
 from typing import Any
 
-from aistack_tui.llm.deprecations import (
-    Deprecation,
-    deprecated_ids,
-    find_deprecation,
-    replacement_for,
-)
-from aistack_tui.llm.model_info import ModelInfo, built_in_models, lookup_model
-from aistack_tui.llm.models_cache import read_listing
+from aistack_tui.llm.model_info import BUILT_IN, ModelInfo, lookup_model
+from aistack_tui.llm.models_endpoint import ProviderListing, read_listing, undated
+from aistack_tui.llm.prices import lookup_price
 from aistack_tui.llm.registry import (
     KNOWN_PROVIDERS,
     ProviderConfig,
@@ -36,7 +28,6 @@ from aistack_tui.llm.registry import (
     parse_model_string,
     resolve_provider_config,
 )
-from aistack_tui.llm.sdk_models import sdk_models
 
 DEFAULT_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-5-5",
@@ -44,15 +35,42 @@ DEFAULT_MODELS: dict[str, str] = {
     "google": "gemini-4-argon",
 }
 """The model used when only a provider is known: each provider's current general model
-for coding, chosen from the installed SDK's model list and priced by genai-prices
-(`tests/llm/test_catalogue.py` fails when an SDK update deprecates one of them)."""
+for coding, as its models endpoint lists it and genai-prices prices it
+(`tests/llm/test_catalogue.py` fails when either says it is deprecated)."""
 
-_NOT_TEXT = re.compile(
-    r"(embed|tts|transcribe|image|audio|realtime|search|lyria|robotics|omni|banana|-live"
-    r"|customtools|^codex-mini)"
-)
-"""Ids in the SDK type lists that name speech, image, video or special-purpose models."""
-_DATED = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2})$")
+_VENDOR = {"anthropic": "Anthropic", "openai": "OpenAI", "google": "Google"}
+_VERSION = re.compile(r"\d+(?:[.-]\d+)*")
+
+
+@dataclass(frozen=True, slots=True)
+class Deprecation:
+    """A deprecated (or retired) model, as the sources say it."""
+
+    provider: str
+    model: str
+    shutdown_date: str | None
+    """ISO date from which requests fail, when announced."""
+    retired: bool
+    """The provider says requests to it already fail."""
+    source: str
+    replacement: str | None = None
+    """`provider/model` to switch to."""
+
+    def message(self, today: date | None = None) -> str:
+        """One sentence for a session notice: what, until when, and what instead."""
+        name, when = f"{self.provider}/{self.model}", self.shutdown_date
+        vendor = _VENDOR.get(self.provider, self.provider)
+        if self.retired:
+            text = f"{name} has been retired by {vendor}: requests to it fail"
+        elif when and when <= (today or date.today()).isoformat():
+            text = f"{name} is deprecated and was shut down on {when}: requests to it may fail"
+        elif when:
+            text = f"{name} is deprecated: {vendor} shuts it down on {when}"
+        else:
+            text = f"{name} is deprecated by {vendor} (no shutdown date announced)"
+        if self.replacement:
+            text += f". Switch to {self.replacement} (--model, /model or the `model` setting)"
+        return text + "."
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,92 +96,92 @@ class CatalogueEntry:
 class ProviderCatalogue:
     provider: str
     source: str
-    """Where the list came from: `models endpoint`, `<kind> SDK` or `built-in table`."""
+    """Where the list came from: `models endpoint` or `built-in table`."""
     fetched_at: float | None
     """When the endpoint answered (epoch seconds), for `models endpoint` only."""
     entries: tuple[CatalogueEntry, ...]
 
 
-def _kind(provider: str) -> str | None:
-    spec = KNOWN_PROVIDERS.get(provider)
-    return spec.kind if spec is not None else None
+def model_ids(provider: str, listing: ProviderListing | None) -> list[str]:
+    """The ids `provider` offers: the endpoint's (retired ones and the dated snapshots of
+    listed aliases left out: one row per model), else the built-in list."""
+    if listing is None:
+        return list(BUILT_IN.get(provider, {}))
+    ids = [m.id for m in listing.models if m.lifecycle != "retired"]
+    return [m for m in ids if undated(m) == m or undated(m) not in ids]
 
 
-def model_ids(
-    provider: str, *, kind: str | None = None, home: Path | None = None
-) -> tuple[list[str], str, float | None]:
-    """The ids `provider` offers, where that list came from, and when it was fetched."""
-    kind = kind or _kind(provider)
-    listing = read_listing(home, provider) if home is not None else None
-    if listing is not None:
-        ids = [m.id for m in listing.models if m.chat and m.lifecycle != "retired"]
-        return _collapse_dated(ids), "models endpoint", listing.fetched_at
-    sdk = sdk_models(kind) if kind and provider == kind else ()
-    if sdk:
-        ids = [m for m in sdk if not _NOT_TEXT.search(m)]
-        return _collapse_dated(ids), f"{kind} SDK", None
-    prefix = f"{canonical_name(provider)}/"
-    ids = [s.removeprefix(prefix) for s in built_in_models() if s.startswith(prefix)]
-    return ids, "built-in table", None
+def _deprecation(provider: str, model: str, listing: ProviderListing | None
+                 ) -> Deprecation | None:
+    """The deprecation facts about `provider/model` (without a replacement), or None."""
+    entry = listing.find(model) if listing is not None else None
+    if entry is not None and not (entry.lifecycle in ("deprecated", "retired")
+                                  or entry.shutdown_date):
+        entry = None
+    sources = [f"the {provider} models endpoint"] if entry is not None else []
+    priced = lookup_price(provider, model)
+    if priced is not None and priced.deprecated:
+        sources.append("genai-prices")
+    if not sources:
+        return None
+    return Deprecation(provider, model, entry and entry.shutdown_date,
+                       entry is not None and entry.lifecycle == "retired", ", ".join(sources))
 
 
-def _collapse_dated(ids: list[str]) -> list[str]:
-    """Drop `X-20250929` when `X` itself is listed: one row per model, not per snapshot."""
-    listed = set(ids)
-    return [m for m in ids if _DATED.sub("", m) == m or _DATED.sub("", m) not in listed]
+def _line(model: str) -> tuple[str, tuple[int, ...]]:
+    """`claude-sonnet-4-5` → (`claude-sonnet-#`, (4, 5)); `gpt-5.4-mini` → (`gpt-#-mini`,
+    (5, 4)): models of one line differ in their version only."""
+    bare = undated(model)
+    found = _VERSION.search(bare)
+    if found is None:
+        return bare, ()
+    version = tuple(int(p) for p in re.split(r"[.-]", found.group()))
+    return bare[: found.start()] + "#" + bare[found.end() :], version
+
+
+def replacement_for(model: str, current: Sequence[str], default: str | None) -> str | None:
+    """The newest of `current` (models not deprecated) in `model`'s line that is newer than
+    it, else `default` (current too) unless that is `model` itself."""
+    line, version = _line(model)
+    newer = [(v, c) for c in current for same, v in [_line(c)] if same == line and v > version]
+    if newer:
+        return max(newer)[1]
+    return default if default != model else None
 
 
 def provider_catalogue(
     provider: str,
     *,
-    kind: str | None = None,
     home: Path | None = None,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> ProviderCatalogue:
     """Every model `provider` offers: the default first, current models in the source's
-    order (newest first for Anthropic and the SDK lists), deprecated ones last."""
+    order (newest first for Anthropic), deprecated ones last."""
     provider = canonical_name(provider)
-    kind = kind or _kind(provider)
-    ids, source, fetched_at = model_ids(provider, kind=kind, home=home)
+    listing = read_listing(home, provider) if home is not None else None
+    ids = model_ids(provider, listing)
     default = DEFAULT_MODELS.get(provider)
     if default in ids:
-        ids.remove(default)
-        ids.insert(0, default)
-    gone = deprecated_ids(provider, ids, kind=kind, home=home)
-    names = _display_names(provider, home)
-    entries: list[CatalogueEntry] = []
-    for model in ids:
-        notice = None
-        if model in gone:
-            notice = _with_replacement(provider, model, kind=kind, home=home)
-        entries.append(CatalogueEntry(
-            provider, model, lookup_model(provider, model, overrides, home=home), notice,
-            names.get(model),
-        ))
+        ids.insert(0, ids.pop(ids.index(default)))
+    gone = {m: d for m in ids if (d := _deprecation(provider, m, listing)) is not None}
+    names = {m.id: m.display_name for m in listing.models} if listing is not None else {}
+    entries = [
+        CatalogueEntry(provider, m, lookup_model(provider, m, overrides, home=home),
+                       _replaced(gone[m], ids, gone) if m in gone else None,
+                       names.get(m))
+        for m in ids
+    ]
     entries.sort(key=lambda e: e.deprecation is not None)
-    return ProviderCatalogue(provider, source, fetched_at, tuple(entries))
+    return ProviderCatalogue(provider, "models endpoint" if listing else "built-in table",
+                             listing.fetched_at if listing else None, tuple(entries))
 
 
-def _display_names(provider: str, home: Path | None) -> dict[str, str]:
-    listing = read_listing(home, provider) if home is not None else None
-    if listing is None:
-        return {}
-    return {m.id: m.display_name for m in listing.models if m.display_name}
-
-
-def _with_replacement(
-    provider: str, model: str, *, kind: str | None, home: Path | None
-) -> Deprecation | None:
-    found = find_deprecation(provider, model, kind=kind, home=home)
-    if found is None:
-        return None
-    candidates, _source, _at = model_ids(provider, kind=kind, home=home)
-    gone = deprecated_ids(provider, candidates, kind=kind, home=home)
-    replacement = replacement_for(model, candidates, gone, DEFAULT_MODELS.get(provider))
-    if replacement is None:
-        return found
-    return Deprecation(found.provider, found.model, found.shutdown_date, found.retired,
-                       found.source, f"{provider}/{replacement}")
+def _replaced(found: Deprecation, ids: list[str], gone: Collection[str]) -> Deprecation:
+    """`found` with the model to use instead, chosen among those of `ids` not `gone`."""
+    default = DEFAULT_MODELS.get(found.provider)
+    to = replacement_for(found.model, [m for m in ids if m not in gone],
+                         None if default in gone else default)
+    return replace(found, replacement=f"{found.provider}/{to}") if to else found
 
 
 def deprecation_for(model_string: str, *, home: Path | None = None) -> Deprecation | None:
@@ -172,7 +190,13 @@ def deprecation_for(model_string: str, *, home: Path | None = None) -> Deprecati
         provider, model = parse_model_string(model_string)
     except ValueError:
         return None
-    return _with_replacement(provider, model, kind=_kind(provider), home=home)
+    provider = canonical_name(provider)
+    listing = read_listing(home, provider) if home is not None else None
+    found = _deprecation(provider, model, listing)
+    if found is None:
+        return None
+    ids = model_ids(provider, listing)
+    return _replaced(found, ids, {m for m in ids if _deprecation(provider, m, listing)})
 
 
 def deprecation_warning(
@@ -180,9 +204,8 @@ def deprecation_warning(
 ) -> str | None:
     """A one-sentence warning naming the shutdown date and the replacement when
     `model_string` is deprecated or retired; None for a current (or unknown) model.
-
-    Reads only local data (the SDK, genai-prices, the endpoint cache under `home`), so it
-    is safe to call while a session starts."""
+    Reads only local data (genai-prices, the endpoint cache under `home`), so it is safe
+    to call while a session starts."""
     found = deprecation_for(model_string, home=home)
     return found.message(today) if found is not None else None
 
@@ -212,8 +235,7 @@ def configured_providers(
             config = resolve_provider_config(name, custom, custom, env)
         except ValueError:
             continue
-        keyed = config.needs_key and bool(config.api_key)
-        if keyed or name in custom or name == current_provider:
+        if (config.needs_key and config.api_key) or name in custom or name == current_provider:
             configs.append(config)
     return configs
 
@@ -229,6 +251,6 @@ def available_models(
     left out; `aistack models` still lists them, marked."""
     models = [current] if current else []
     for config in configs:
-        catalogue = provider_catalogue(config.name, kind=config.kind, home=home)
+        catalogue = provider_catalogue(config.name, home=home)
         models += [e.model_string for e in catalogue.entries if e.deprecation is None]
     return list(dict.fromkeys(models))

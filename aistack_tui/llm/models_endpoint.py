@@ -1,210 +1,225 @@
-"""Ask each provider's models endpoint what it offers, through its official SDK, and keep
-the answer in the cache (`llm/models_cache.py`).
+"""Each provider's models endpoint, asked through its SDK's public `models.list`, and the
+cache of the answers under `$AISTACK_HOME/cache/models.json`.
 
-- Anthropic `GET /v1/models`: ids, context window (`max_input_tokens`), max output
+- Anthropic `GET /v1/models`: ids, names, context window (`max_input_tokens`), max output
   (`max_tokens`), lifecycle and retirement date;
 - OpenAI `GET /v1/models` (and every OpenAI-compatible server: ollama, vLLM, OpenRouter…):
-  ids and, for OpenAI, the announced `shutdown_date`; no limits;
-- Gemini `models.list`: ids, input and output token limits and supported methods.
+  ids and, for OpenAI, the announced `shutdown_date`;
+- Gemini `models.list`: ids, names, token limits and supported methods.
 
-Nothing here may hold up a session: `start_background_refresh` runs on a daemon thread
-with its own event loop, and a provider that is down, slow or refuses the key only
-leaves its previous answer (or none) in the cache.
+Only models that hold a conversation are kept. Reading the cache never touches the
+network, so start-up and the catalogue read it as it is, however old; it is renewed once
+older than `CACHE_TTL_SECONDS`, on a daemon thread with its own event loop
+(`start_background_refresh`). A provider that is down, slow or refuses the key leaves its
+last answer in place: its list changes a few times a year, and a stale answer beats none.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
 import re
 import threading
 import time
 from collections.abc import Sequence
-from datetime import date, datetime
+from dataclasses import asdict, dataclass, fields
+from datetime import date
 from pathlib import Path
 from typing import Any
 
-from aistack_tui.llm.models_cache import (
-    CACHE_TTL_SECONDS,
-    EndpointModel,
-    ProviderListing,
-    read_cache,
-    write_listing,
-)
 from aistack_tui.llm.registry import ProviderConfig
 
 log = logging.getLogger(__name__)
 
+CACHE_TTL_SECONDS = 3600.0
+CACHE_VERSION = 2
 FETCH_TIMEOUT = 10.0
-_GEMINI_API_VERSION = "v1beta"
 _NOT_CHAT = re.compile(
     r"(embed|whisper|tts|transcribe|dall-e|gpt-image|image|moderation|realtime|audio"
     r"|search|sora|davinci|babbage|imagen|veo|lyria|aqa|robotics|omni|banana|-live)"
 )
-"""Model ids that name speech, image, video, embedding or moderation models."""
+_DATED = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|\d{3})$")
 
 
-async def fetch_models(
-    config: ProviderConfig, timeout: float = FETCH_TIMEOUT
-) -> list[EndpointModel]:
-    """The provider's model list, as its SDK reads it. Raises what the SDK raises."""
+def undated(model: str) -> str:
+    """`claude-sonnet-4-5-20250929`, `gpt-5.5-2026-04-23`, `gemini-2.0-flash-001` → the
+    model's alias: a dated snapshot is the same model as far as a person is concerned."""
+    return _DATED.sub("", model)
+
+
+@dataclass(frozen=True, slots=True)
+class EndpointModel:
+    """One model as a provider's models endpoint describes it, in one shape for all."""
+
+    id: str
+    display_name: str | None = None
+    context_window: int | None = None
+    max_output_tokens: int | None = None
+    lifecycle: str | None = None
+    """Anthropic: `active`, `deprecated` or `retired`; None where the provider does not say."""
+    shutdown_date: str | None = None
+    """ISO date of the announced end (Anthropic `retires_at`, OpenAI `shutdown_date`)."""
+
+
+_FIELDS = {f.name for f in fields(EndpointModel)}
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderListing:
+    """One provider's answer and when it was fetched (seconds since the epoch)."""
+
+    fetched_at: float
+    base_url: str | None
+    models: tuple[EndpointModel, ...]
+
+    def find(self, model: str) -> EndpointModel | None:
+        """`model`'s entry: its own, else its dated snapshot's or its alias's (the
+        Anthropic endpoint lists `claude-sonnet-4-5-20250929`; people write the alias)."""
+        name = model.removeprefix("models/")
+        same = [m for m in self.models if undated(m.id) == undated(name)]
+        return next((m for m in same if m.id == name), same[0] if same else None)
+
+
+async def fetch_models(config: ProviderConfig, timeout: float = FETCH_TIMEOUT
+                       ) -> list[EndpointModel]:
+    """The provider's chat models, as its SDK reads them. Raises what the SDK raises."""
     if config.kind == "anthropic":
-        return await _anthropic(config, timeout)
+        import anthropic
+
+        client = anthropic.AsyncAnthropic(api_key=config.api_key, base_url=config.base_url,
+                                          max_retries=0, timeout=timeout)
+        async with client:
+            return [EndpointModel(m.id, m.display_name, m.max_input_tokens, m.max_tokens,
+                                  m.lifecycle, _iso(m.retires_at))
+                    async for m in client.models.list(limit=1000)]
     if config.kind == "google":
-        return await _google(config, timeout)
-    return await _openai(config, timeout)
+        from google import genai
+        from google.genai.types import HttpOptions
 
-
-async def _anthropic(config: ProviderConfig, timeout: float) -> list[EndpointModel]:
-    import anthropic
-
-    client = anthropic.AsyncAnthropic(
-        api_key=config.api_key, base_url=config.base_url, max_retries=0, timeout=timeout
-    )
-    models: list[EndpointModel] = []
-    try:
-        async for m in client.models.list(limit=1000):
-            models.append(EndpointModel(
-                id=m.id,
-                display_name=m.display_name,
-                context_window=m.max_input_tokens,
-                max_output_tokens=m.max_tokens,
-                lifecycle=m.lifecycle,
-                shutdown_date=_iso_date(m.retires_at),
-                line=m.line,
-            ))
-    finally:
-        await client.close()
-    return models
-
-
-async def _openai(config: ProviderConfig, timeout: float) -> list[EndpointModel]:
+        gemini = genai.Client(api_key=config.api_key, vertexai=False, http_options=HttpOptions(
+            api_version="v1beta", timeout=int(timeout * 1000), base_url=config.base_url))
+        try:
+            return [EndpointModel(m.name.removeprefix("models/"), m.display_name,
+                                  m.input_token_limit, m.output_token_limit)
+                    async for m in await gemini.aio.models.list(config={"page_size": 1000})
+                    if m.name and "generateContent" in (m.supported_actions or ())
+                    and not _NOT_CHAT.search(m.name.lower())]
+        finally:
+            await gemini.aio.aclose()
     import openai
 
     from aistack_tui.llm.openai_compat import PLACEHOLDER_KEY
 
-    client = openai.AsyncOpenAI(
-        api_key=config.api_key or PLACEHOLDER_KEY, base_url=config.base_url, max_retries=0,
-        timeout=timeout,
-    )
-    official = config.kind == "openai"
-    models: list[EndpointModel] = []
+    official = config.kind == "openai"  # only OpenAI's own list mixes in other kinds
+    async with openai.AsyncOpenAI(api_key=config.api_key or PLACEHOLDER_KEY, timeout=timeout,
+                                  base_url=config.base_url, max_retries=0) as client:
+        return [EndpointModel(m.id, shutdown_date=_iso(getattr(m, "shutdown_date", None)))
+                async for m in client.models.list()
+                if not (official and _NOT_CHAT.search(m.id.lower()))]
+
+
+def _iso(value: object) -> str | None:
+    """A datetime, a date or `2026-11-30T00:00:00Z` → `2026-11-30`."""
+    text = value.isoformat() if isinstance(value, date) else str(value or "").strip()
+    return text[:10] if re.match(r"\d{4}-\d{2}-\d{2}", text) else text or None
+
+
+# ------------------------------------------------------------------ the cache
+
+
+def cache_path(home: Path) -> Path:
+    return home / "cache" / "models.json"
+
+
+def read_cache(home: Path) -> dict[str, ProviderListing]:
+    """Every provider's cached listing; an unreadable or foreign file reads as empty, and
+    one damaged provider entry hides only itself."""
     try:
-        async for m in client.models.list():
-            shutdown: Any = getattr(m, "shutdown_date", None)
-            models.append(EndpointModel(
-                id=m.id,
-                shutdown_date=_iso_date(shutdown),
-                # Only OpenAI's own list mixes in speech, image and embedding models.
-                chat=not (official and _NOT_CHAT.search(m.id.lower())),
-            ))
-    finally:
-        await client.close()
-    return models
+        data: Any = json.loads(cache_path(home).read_text(encoding="utf-8"))
+        entries: list[tuple[str, Any]] = (
+            list(data["providers"].items()) if data["version"] == CACHE_VERSION else [])
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        return {}
+    listings: dict[str, ProviderListing] = {}
+    for name, raw in entries:
+        try:
+            models: list[Any] = raw["models"]
+            if isinstance(raw["base_url"], str | None) and all(
+                    isinstance(m["id"], str) for m in models):
+                listings[name] = ProviderListing(float(raw["fetched_at"]), raw["base_url"], tuple(
+                    EndpointModel(**{k: v for k, v in m.items() if k in _FIELDS})
+                    for m in models))
+        except (TypeError, ValueError, KeyError, AttributeError):
+            continue
+    return listings
 
 
-async def _google(config: ProviderConfig, timeout: float) -> list[EndpointModel]:
-    from google import genai
-    from google.genai import types as genai_types
+def read_listing(home: Path, provider: str) -> ProviderListing | None:
+    return read_cache(home).get(provider)
 
-    options: dict[str, Any] = {"api_version": _GEMINI_API_VERSION, "timeout": int(timeout * 1000)}
-    if config.base_url:
-        options["base_url"] = config.base_url
-    client = genai.Client(
-        api_key=config.api_key, vertexai=False, http_options=genai_types.HttpOptions(**options)
-    )
-    models: list[EndpointModel] = []
+
+def write_listing(home: Path, provider: str, listing: ProviderListing) -> None:
+    """Store one provider's listing, keeping the others; atomic, so a reader (or a second
+    aistack process) never sees half a file."""
+    path = cache_path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    listings = {**read_cache(home), provider: listing}
+    data = {"version": CACHE_VERSION, "providers": {n: asdict(v) for n, v in listings.items()}}
+    partial = path.with_name(f".models-{os.getpid()}-{threading.get_ident()}.json")
     try:
-        pager = await client.aio.models.list(config={"page_size": 1000})
-        async for m in pager:
-            name = (m.name or "").removeprefix("models/")
-            if not name:
-                continue
-            actions = m.supported_actions or []
-            models.append(EndpointModel(
-                id=name,
-                display_name=m.display_name,
-                context_window=m.input_token_limit,
-                max_output_tokens=m.output_token_limit,
-                chat="generateContent" in actions and not _NOT_CHAT.search(name.lower()),
-            ))
+        partial.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        partial.replace(path)
     finally:
-        await client.aio.aclose()
-    return models
-
-
-def _iso_date(value: Any) -> str | None:
-    """`2026-11-30T00:00:00Z`, a datetime or a date → `2026-11-30`."""
-    if value is None:
-        return None
-    if isinstance(value, datetime | date):
-        return value.isoformat()[:10]
-    text = str(value).strip()
-    return text[:10] if re.match(r"^\d{4}-\d{2}-\d{2}", text) else text or None
+        partial.unlink(missing_ok=True)
 
 
 # ------------------------------------------------------------------ refresh
 
 
-def is_due(listing: ProviderListing | None, config: ProviderConfig, ttl: float) -> bool:
-    """True when the cache has no answer for this endpoint or it is older than `ttl`."""
-    return listing is None or listing.base_url != config.base_url or listing.age() > ttl
-
-
-def _can_ask(config: ProviderConfig) -> bool:
-    return bool(config.api_key) or not config.needs_key
-
-
-async def refresh(
-    configs: Sequence[ProviderConfig],
-    home: Path,
-    *,
-    ttl: float = CACHE_TTL_SECONDS,
-    timeout: float = FETCH_TIMEOUT,
-    force: bool = False,
-) -> dict[str, str]:
-    """Fetch the lists that are due, concurrently, and cache each answer.
-
-    Returns what went wrong, by provider name (empty when every due fetch worked); a
-    failure keeps that provider's previous answer.
-    """
+def _due(configs: Sequence[ProviderConfig], home: Path, ttl: float, force: bool = False
+         ) -> list[ProviderConfig]:
+    """The providers to ask: those with a key (or needing none) with no answer from this
+    endpoint in the cache, or one older than `ttl`."""
     listings = read_cache(home)
-    due = [
-        c for c in configs
-        if _can_ask(c) and (force or is_due(listings.get(c.name), c, ttl))
-    ]
+    return [c for c in configs if (c.api_key or not c.needs_key) and (
+        force or (listing := listings.get(c.name)) is None or listing.base_url != c.base_url
+        or time.time() - listing.fetched_at > ttl)]
+
+
+async def refresh(configs: Sequence[ProviderConfig], home: Path, *,
+                  ttl: float = CACHE_TTL_SECONDS, timeout: float = FETCH_TIMEOUT,
+                  force: bool = False) -> dict[str, str]:
+    """Fetch the lists that are due, concurrently, and cache each answer. Returns what
+    went wrong, by provider name; a failure keeps that provider's last answer."""
+    due = _due(configs, home, ttl, force)
     results = await asyncio.gather(
         *(asyncio.wait_for(fetch_models(c, timeout), timeout * 2) for c in due),
-        return_exceptions=True,
-    )
+        return_exceptions=True)
     errors: dict[str, str] = {}
     for config, result in zip(due, results, strict=True):
         if isinstance(result, BaseException):
             errors[config.name] = _describe(result)
-            log.debug("models endpoint of %s failed: %s", config.name, errors[config.name])
-            continue
-        write_listing(home, config.name,
-                      ProviderListing(time.time(), config.base_url, tuple(result)))
+        else:
+            write_listing(home, config.name,
+                          ProviderListing(time.time(), config.base_url, tuple(result)))
     return errors
 
 
 def _describe(error: BaseException) -> str:
     if isinstance(error, TimeoutError):
         return "timed out"
-    text = str(error).strip().splitlines()[0] if str(error).strip() else ""
-    return f"{type(error).__name__}: {text[:200]}" if text else type(error).__name__
+    lines = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {lines[0][:200]}" if lines else type(error).__name__
 
 
-def start_background_refresh(
-    configs: Sequence[ProviderConfig], home: Path, *, ttl: float = CACHE_TTL_SECONDS
-) -> threading.Thread | None:
+def start_background_refresh(configs: Sequence[ProviderConfig], home: Path, *,
+                             ttl: float = CACHE_TTL_SECONDS) -> threading.Thread | None:
     """Renew the stale lists on a daemon thread and return it (None when none is due).
-
-    The thread has its own event loop, so a slow endpoint never delays the caller's,
-    and being a daemon it never keeps the program from exiting.
-    """
-    listings = read_cache(home)
-    due = [c for c in configs if _can_ask(c) and is_due(listings.get(c.name), c, ttl)]
+    Its own event loop keeps a slow endpoint from delaying the caller's, and being a
+    daemon it never keeps the program from exiting."""
+    due = _due(configs, home, ttl)
     if not due:
         return None
 

@@ -73,7 +73,7 @@ class ModelControl:
 
     async def model_catalogue(self) -> list[str]:
         """`available_models` off the event loop, on a thread of its own: the first call
-        imports SDK modules (seconds), and the default executor may be busy indexing."""
+        loads genai-prices' data, and the default executor may be busy indexing."""
 
         return await run_disposable(self.available_models, "model-catalogue")
 

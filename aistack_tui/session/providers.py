@@ -89,7 +89,7 @@ def provider_configs(config: RunConfig, current: str | None = None) -> list[Prov
 
 def picker_models(config: RunConfig, current: str) -> list[str]:
     """Models to offer: the current one, then each configured provider's current models
-    from the catalogue (SDK lists, the cached models endpoints, prices)."""
+    from the catalogue (the cached models endpoints, else its built-in list)."""
     from aistack_tui.llm.catalogue import available_models
 
     return available_models(provider_configs(config, current), home=config.home,

@@ -1,10 +1,10 @@
 """The model list `/model` offers, kept ready so the picker opens on it at once.
 
-Building it imports SDK modules (seconds on a cold start), so it is built in the
-background once the session is up (`warm`). An open picker then asks the models
-endpoints whose cached answer is missing or stale and merges what they answer
-(`fill`); an endpoint that fails or stays silent for `MODELS_ENDPOINT_TIMEOUT_S` is one
-line in the picker, and the offline list stays.
+Building it loads genai-prices' data and reads the models-endpoint cache (a few hundred
+ms on a cold start), so it is built in the background once the session is up (`warm`).
+An open picker then asks the models endpoints whose cached answer is missing or stale
+and merges what they answer (`fill`); an endpoint that fails or stays silent for
+`MODELS_ENDPOINT_TIMEOUT_S` is one line in the picker, and the offline list stays.
 """
 
 from __future__ import annotations

@@ -56,15 +56,15 @@ def test_json_output_names_dates_and_replacements(git_repo: Path) -> None:
     assert "google/gemini-embedding-001" not in rows
 
 
-def test_unreachable_endpoint_falls_back_to_the_sdk_list(git_repo: Path) -> None:
+def test_unreachable_endpoint_falls_back_to_the_built_in_list(git_repo: Path) -> None:
     with FakeLLMServer() as gone:
         env = gone.env("anthropic")
     proc = run_aistack(["models"], cwd=git_repo, env=env)
     assert proc.returncode == 0
     assert proc.stderr.startswith("aistack: anthropic models endpoint: ")
     assert "showing the cached or built-in list" in proc.stderr
-    assert "anthropic: " in proc.stdout and "(anthropic SDK)" in proc.stdout
-    assert "claude-sonnet-5-5" in proc.stdout
+    assert "anthropic: 3 models (built-in table)" in proc.stdout
+    assert "claude-sonnet-5-5" in proc.stdout and "default" in proc.stdout
 
 
 def test_no_configured_provider_is_a_usage_error(git_repo: Path) -> None:

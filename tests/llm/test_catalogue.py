@@ -1,7 +1,8 @@
 """The model catalogue: lists and limits from each provider's models endpoint (the fake
 server's recorded answers, fetched through the real SDKs and cached under AISTACK_HOME),
-prices from genai-prices, deprecations from the SDKs with a date and a replacement, and
-current defaults."""
+prices and the deprecated flag from genai-prices, deprecations with a date and a
+replacement from the endpoints' lifecycle fields, and a built-in list of the current
+defaults for a machine no endpoint has answered yet."""
 
 from __future__ import annotations
 
@@ -21,19 +22,19 @@ from aistack_tui.llm.catalogue import (
     configured_providers,
     deprecation_warning,
     provider_catalogue,
+    replacement_for,
 )
-from aistack_tui.llm.deprecations import replacement_for
-from aistack_tui.llm.model_info import lookup_model
-from aistack_tui.llm.models_cache import cache_path, read_cache, read_listing
-from aistack_tui.llm.models_endpoint import refresh, start_background_refresh
+from aistack_tui.llm.model_info import BUILT_IN, lookup_model
+from aistack_tui.llm.models_endpoint import (
+    CACHE_VERSION,
+    cache_path,
+    read_cache,
+    read_listing,
+    refresh,
+    start_background_refresh,
+)
 from aistack_tui.llm.prices import lookup_price
 from aistack_tui.llm.registry import ProviderConfig, resolve_provider_config
-from aistack_tui.llm.sdk_models import (
-    parse_openai_deprecations,
-    parse_written_date,
-    sdk_deprecations,
-    sdk_models,
-)
 from tests.fakes.fake_llm import FakeLLMServer
 from tests.fakes.fake_models import ANTHROPIC_MODELS
 
@@ -60,9 +61,11 @@ async def test_recorded_anthropic_answer_gives_list_limits_and_lifecycle(
     assert [e.model for e in catalogue.entries][0] == DEFAULT_MODELS["anthropic"]
     assert {e.model for e in catalogue.entries} == {m["id"] for m in ANTHROPIC_MODELS}
     sonnet = next(e for e in catalogue.entries if e.model == "claude-sonnet-5-5")
-    # The endpoint's max_tokens, not the family default an offline lookup would use.
     assert sonnet.info.max_output_tokens == 128_000
-    assert lookup_model("anthropic", "claude-sonnet-5-5").max_output_tokens == 32_000
+    # The endpoint's max_tokens, not the family default an offline lookup would use.
+    opus = next(e for e in catalogue.entries if e.model == "claude-opus-4-8")
+    assert opus.info.max_output_tokens == 128_000
+    assert lookup_model("anthropic", "claude-opus-4-8").max_output_tokens == 32_000
     assert sonnet.info.input_price == 2.0 and sonnet.display_name == "Claude Sonnet 5.5"
     old = catalogue.entries[-1]
     assert old.model == "claude-sonnet-4-5-20250929"
@@ -89,7 +92,7 @@ async def test_recorded_openai_answer_drops_non_chat_models(
     assert entries["gpt-4.1"].deprecation is not None
     assert entries["gpt-4.1"].deprecation.shutdown_date == "2027-01-14"
     assert entries["gpt-6.1-sol"].deprecation is None
-    # OpenAI's endpoint says no limits: they come from the built-in table and genai-prices.
+    # OpenAI's endpoint says no limits: they come from the built-in list and genai-prices.
     assert entries["gpt-6.1-sol"].info.context_window == 1_050_000
 
 
@@ -193,7 +196,7 @@ def test_damaged_cache_reads_as_empty_and_is_rewritten(fake: FakeLLMServer,
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
     assert read_cache(aistack_home) == {}
-    assert ids("anthropic", aistack_home)[0] == DEFAULT_MODELS["anthropic"]  # SDK list
+    assert ids("anthropic", aistack_home)[0] == DEFAULT_MODELS["anthropic"]  # built-in
     thread = start_background_refresh([config_for(fake, "anthropic")], aistack_home)
     assert thread is not None
     thread.join(30)
@@ -216,72 +219,114 @@ def test_importing_the_catalogue_loads_no_sdk_and_no_price_data() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_offline_catalogue_comes_from_the_sdk_type_lists(aistack_home: Path) -> None:
+def test_the_catalogue_and_the_start_check_import_no_sdk(aistack_home: Path) -> None:
+    """Lists, limits, prices and deprecations come from the cache and genai-prices: no
+    SDK module (private or public) is read to build them, so an SDK release cannot
+    break them and a session start does not pay for an SDK import."""
+    code = (
+        "import sys; from pathlib import Path; "
+        "from aistack_tui.llm.catalogue import provider_catalogue, deprecation_warning; "
+        "[provider_catalogue(p, home=Path(sys.argv[1])) for p in "
+        "('anthropic', 'openai', 'google', 'deepseek')]; "
+        "deprecation_warning('google/gemini-2.0-flash', home=Path(sys.argv[1])); "
+        "bad = [m for m in sys.modules if m.split('.')[0] in ('anthropic', 'openai') "
+        "or m.startswith('google.genai')]; print(bad); sys.exit(1 if bad else 0)"
+    )
+    result = subprocess.run([sys.executable, "-c", code, str(aistack_home)],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_offline_catalogue_is_the_built_in_list_of_current_models(aistack_home: Path) -> None:
     for provider in ("anthropic", "openai", "google"):
         catalogue = provider_catalogue(provider, home=aistack_home)
-        assert catalogue.source == f"{provider} SDK"
-        listed = [e.model for e in catalogue.entries]
-        assert listed[0] == DEFAULT_MODELS[provider]
-        assert set(listed) <= set(sdk_models(provider))
-    assert "gemini-3.1-flash-tts-preview" not in ids("google", aistack_home)
-    assert "claude-sonnet-4-5-20250929" not in ids("anthropic", aistack_home)
+        assert catalogue.source == "built-in table" and catalogue.fetched_at is None
+        assert [e.model for e in catalogue.entries] == [*BUILT_IN[provider]]
+        assert catalogue.entries[0].is_default
+        for entry in catalogue.entries:
+            assert entry.deprecation is None
+            assert entry.info == lookup_model(provider, entry.model)
+            assert entry.info.input_price and entry.info.output_price, "genai-prices"
+    assert ids("anthropic", aistack_home) == [
+        "claude-sonnet-5-5", "claude-opus-5-5", "claude-haiku-5-5"]
 
 
-def test_vendor_without_sdk_list_falls_back_to_the_built_in_table() -> None:
+def test_vendor_without_a_cached_answer_falls_back_to_the_built_in_table() -> None:
     catalogue = provider_catalogue("deepseek")
     assert catalogue.source == "built-in table"
     assert [e.model for e in catalogue.entries] == ["deepseek-chat", "deepseek-reasoner"]
+    assert provider_catalogue("vllm").entries == ()
 
 
 @pytest.mark.parametrize("provider", sorted(DEFAULT_MODELS))
-def test_defaults_are_current_listed_and_priced(provider: str) -> None:
+async def test_defaults_are_current_listed_and_priced(
+    provider: str, fake: FakeLLMServer, aistack_home: Path
+) -> None:
+    """Fails when a provider's list (as recorded from the real endpoint) or genai-prices
+    marks a default deprecated: time to choose a new one."""
     model = DEFAULT_MODELS[provider]
-    assert model in sdk_models(provider), "the installed SDK names it"
-    assert deprecation_warning(f"{provider}/{model}") is None, "no source deprecates it"
+    assert model in BUILT_IN[provider], "the offline list has it, with its limits"
     priced = lookup_price(provider, model)
-    assert priced is not None and priced.input_price and priced.output_price
+    assert priced is not None and priced.base.input_price and priced.base.output_price
+    assert not priced.deprecated
+    assert deprecation_warning(f"{provider}/{model}") is None
+    await refresh([config_for(fake, provider)], aistack_home)
+    assert ids(provider, aistack_home)[0] == model, "the endpoint lists it"
+    assert deprecation_warning(f"{provider}/{model}", home=aistack_home) is None
 
 
 # ------------------------------------------------------------- deprecation warnings
 
 
-def test_warning_for_the_old_anthropic_default_names_date_and_replacement() -> None:
-    text = deprecation_warning("anthropic/claude-sonnet-4-5", today=BEFORE_SHUTDOWN)
+async def test_warning_for_the_old_anthropic_default_names_date_and_replacement(
+    fake: FakeLLMServer, aistack_home: Path
+) -> None:
+    await refresh([config_for(fake, "anthropic")], aistack_home)
+    text = deprecation_warning("anthropic/claude-sonnet-4-5", home=aistack_home,
+                               today=BEFORE_SHUTDOWN)
     assert text == (
         "anthropic/claude-sonnet-4-5 is deprecated: Anthropic shuts it down on 2026-11-30. "
         "Switch to anthropic/claude-sonnet-5-5 (--model, /model or the `model` setting)."
     )
-    dated = deprecation_warning("anthropic/claude-sonnet-4-5-20250929", today=BEFORE_SHUTDOWN)
+    dated = deprecation_warning("anthropic/claude-sonnet-4-5-20250929", home=aistack_home,
+                                today=BEFORE_SHUTDOWN)
     assert dated is not None and "2026-11-30" in dated
-
-
-def test_warning_after_the_date_says_requests_may_fail() -> None:
-    text = deprecation_warning("anthropic/claude-sonnet-4-5", today=date(2026, 12, 1))
-    assert text is not None
-    assert "was shut down on 2026-11-30: requests to it may fail" in text
+    after = deprecation_warning("anthropic/claude-sonnet-4-5", home=aistack_home,
+                                today=date(2026, 12, 1))
+    assert after is not None
+    assert "was shut down on 2026-11-30: requests to it may fail" in after
 
 
 @pytest.mark.parametrize(
     ("model", "shutdown", "replacement"),
     [
         ("openai/gpt-4.1", "2027-01-14", "openai/gpt-5.5"),
-        ("openai/gpt-5-mini", "2026-12-11", "openai/gpt-5.4-mini"),
+        ("openai/gpt-5", "2026-12-11", "openai/gpt-5.5"),
         ("openai/o3", "2026-12-11", "openai/gpt-6.1-sol"),
+        ("openai/gpt-5.4-nano", "2027-04-01", "openai/gpt-6.1-sol"),
         ("anthropic/claude-opus-4-5", "2027-01-22", "anthropic/claude-opus-5-5"),
-        ("anthropic/claude-mythos-preview", "2026-06-30", "anthropic/claude-mythos-5-2"),
     ],
 )
-def test_sdk_deprecations_name_date_and_replacement(model: str, shutdown: str,
-                                                   replacement: str) -> None:
-    text = deprecation_warning(model, today=BEFORE_SHUTDOWN)
+async def test_endpoint_deprecations_name_date_and_replacement(
+    model: str, shutdown: str, replacement: str, fake: FakeLLMServer, aistack_home: Path
+) -> None:
+    await refresh([config_for(fake, model.split("/")[0])], aistack_home)
+    text = deprecation_warning(model, home=aistack_home, today=BEFORE_SHUTDOWN)
     assert text is not None
     assert shutdown in text and f"Switch to {replacement} " in text
+    assert deprecation_warning(model, today=BEFORE_SHUTDOWN) is None, (
+        "genai-prices does not mark it: without the endpoint's answer nothing does")
 
 
-def test_google_deprecation_has_no_date() -> None:
+async def test_google_deprecation_comes_from_genai_prices_without_a_date(
+    fake: FakeLLMServer, aistack_home: Path
+) -> None:
     text = deprecation_warning("google/gemini-2.0-flash")
     assert text is not None
-    assert "no shutdown date announced" in text and "google/gemini-3.8-flash" in text
+    assert "no shutdown date announced" in text and "Switch to google/gemini-4-argon " in text
+    await refresh([config_for(fake, "google")], aistack_home)
+    listed = deprecation_warning("gemini/gemini-2.0-flash", home=aistack_home)
+    assert listed is not None and "Switch to google/gemini-3.8-flash " in listed
 
 
 @pytest.mark.parametrize("model", ["anthropic/claude-sonnet-5-5", "ollama/qwen2.5-coder",
@@ -301,51 +346,24 @@ async def test_retired_model_from_the_endpoint(fake: FakeLLMServer, aistack_home
     assert "claude-sonnet-4-5-20250929" not in ids("anthropic", aistack_home)
 
 
-def test_sdk_deprecation_data_is_read() -> None:
-    anthropic_table = sdk_deprecations("anthropic")
-    assert anthropic_table["claude-sonnet-4-5"] == "2026-11-30"
-    openai_table = sdk_deprecations("openai")
-    assert openai_table["gpt-4.1"] == "2027-01-14"
-    assert "gpt-6.1-sol" not in openai_table
-    assert sdk_deprecations("google") == {}
-
-
-def test_openai_docstring_parser() -> None:
-    doc = '''Deprecated values:
-
-- "gpt-a", "gpt-b-2025-01-01": Announced shutdown
-  date: 2026-12-11. See https://example/deprecations for details.
-- "gpt-c": Not a supported model ID. Retained for SDK compatibility.
-'''
-    assert parse_openai_deprecations(doc) == {
-        "gpt-a": "2026-12-11", "gpt-b-2025-01-01": "2026-12-11", "gpt-c": None}
-    assert parse_openai_deprecations("no list here") == {}
-
-
-@pytest.mark.parametrize(("text", "iso"), [("November 30th, 2026", "2026-11-30"),
-                                           ("June 1st, 2027", "2027-06-01"),
-                                           ("sometime", None), ("Smarch 3, 2026", None)])
-def test_written_dates(text: str, iso: str | None) -> None:
-    assert parse_written_date(text) == iso
-
-
 @pytest.mark.parametrize(
     ("model", "expected"),
     [
         ("claude-sonnet-4-5", "claude-sonnet-5"),
-        ("claude-3-5-sonnet", "claude-sonnet-5"),
+        ("claude-sonnet-4-5-20250929", "claude-sonnet-5"),
         ("gpt-4.1-mini", "gpt-5-mini"),
         ("gemini-2.0-flash", "gemini-3-flash"),
         ("gpt-4o", "DEFAULT"),
         ("gemini-3-flash", "DEFAULT"),
+        ("DEFAULT", None),
     ],
 )
-def test_replacement_is_the_newest_current_model_of_the_line(model: str, expected: str) -> None:
-    candidates = ["claude-sonnet-5", "claude-sonnet-4-9-20260101", "claude-opus-5",
-                  "claude-sonnet-6-preview", "gpt-5-mini", "gpt-6-mini", "gemini-3-flash",
-                  "gemini-2.5-flash", "DEFAULT"]
-    deprecated = {"gpt-6-mini"}
-    assert replacement_for(model, candidates, deprecated, "DEFAULT") == expected
+def test_replacement_is_the_newest_current_model_of_the_line(model: str,
+                                                             expected: str | None) -> None:
+    current = ["claude-sonnet-5", "claude-sonnet-4-9-20260101", "claude-opus-5",
+               "claude-sonnet-6-preview", "gpt-5-mini", "gemini-3-flash", "gemini-2.5-flash",
+               "DEFAULT"]
+    assert replacement_for(model, current, "DEFAULT") == expected
 
 
 # ------------------------------------------------------------- picker and providers
@@ -374,8 +392,6 @@ def test_configured_providers_include_declared_and_current_ones() -> None:
 
 def test_one_damaged_provider_entry_in_the_cache_hides_only_itself(aistack_home: Path) -> None:
     import json
-
-    from aistack_tui.llm.models_cache import CACHE_VERSION
 
     path = cache_path(aistack_home)
     path.parent.mkdir(parents=True)

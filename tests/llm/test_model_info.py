@@ -1,5 +1,6 @@
-"""Model limits come from the built-in table, prices from genai-prices, settings override
-both, and unknown models get conservative defaults with cost unknown."""
+"""Model limits come from the cached models endpoint, the built-in list of current models,
+genai-prices' context windows and family limits; prices from genai-prices; settings
+override all of them, and unknown models get conservative defaults with cost unknown."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from aistack_tui.llm.types import Usage
         ("anthropic", "claude-haiku-4-5", 200_000, 1.0),
         ("anthropic", "claude-3-7-sonnet-20250219", 200_000, 3.0),
         ("anthropic", "claude-3-5-haiku-latest", 200_000, 0.8),
-        ("openai", "gpt-4.1", 1_047_576, 2.0),
-        ("openai", "gpt-4.1-mini", 1_047_576, 0.4),
+        ("openai", "gpt-4.1", 1_000_000, 2.0),
+        ("openai", "gpt-4.1-mini", 1_000_000, 0.4),
         ("openai", "gpt-4o-2024-08-06", 128_000, 2.5),
         ("openai", "gpt-4o-mini", 128_000, 0.15),
         ("openai", "o3", 200_000, 2.0),
@@ -29,12 +30,14 @@ from aistack_tui.llm.types import Usage
         ("openai", "gpt-5-mini", 400_000, 0.25),
         ("google", "gemini-2.5-pro", 1_048_576, 1.25),
         ("gemini", "gemini-2.5-flash", 1_048_576, 0.30),
-        ("google", "gemini-2.0-flash", 1_048_576, 0.10),
+        ("google", "gemini-2.0-flash", 1_000_000, 0.10),
         ("deepseek", "deepseek-chat", 128_000, 0.27),  # genai-prices: peak-hour price
-        ("openrouter", "anthropic/claude-sonnet-4.5", 200_000, 3.0),
+        ("openrouter", "anthropic/claude-sonnet-4.5", 1_000_000, 3.0),
     ],
 )
-def test_built_in_models(provider: str, model: str, context: int, price_in: float) -> None:
+def test_known_models_offline(provider: str, model: str, context: int, price_in: float) -> None:
+    """Windows and prices from genai-prices (the built-in list's for deepseek), max output
+    from family limits."""
     info = lookup_model(provider, model)
     assert info.context_window == context
     assert info.input_price == price_in
@@ -118,3 +121,11 @@ def test_cost_of_cache_defaults_to_input_price() -> None:
     info = ModelInfo(100_000, 4096, input_price=2.0, output_price=8.0)
     usage = Usage(input_tokens=500_000, cache_read_input_tokens=500_000, output_tokens=0)
     assert cost_usd(info, usage) == pytest.approx(2.0)
+
+
+def test_the_built_in_list_gives_the_current_defaults_limits_offline() -> None:
+    info = lookup_model("anthropic", "claude-sonnet-5-5")
+    assert (info.context_window, info.max_output_tokens) == (1_000_000, 128_000)
+    assert (info.input_price, info.output_price) == (2.0, 10.0), "genai-prices"
+    google = lookup_model("gemini", "models/gemini-4-argon")
+    assert (google.context_window, google.max_output_tokens) == (1_048_576, 131_072)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.widgets import OptionList
 
-from aistack_tui.llm.models_cache import read_listing
+from aistack_tui.llm.models_endpoint import read_listing
 from aistack_tui.tui.screens.model_picker import ModelPickerScreen
 from aistack_tui.tui.widgets.status_bar import StatusBar
 from tests.fakes.fake_llm import FakeLLMServer

@@ -115,8 +115,9 @@ async def test_context_percent_follows_a_model_switch(make_app) -> None:
         before = status.state.context_window
         used = app.session.context_tokens
         assert used > 0
-        await type_and_send(pilot, "/model anthropic/claude-haiku-5-5")
-        await wait_for(pilot, lambda: app.session.model == "anthropic/claude-haiku-5-5")
+        # genai-prices gives Sonnet 4.6 a 1M window, Haiku 4.5 200k.
+        await type_and_send(pilot, "/model anthropic/claude-haiku-4-5")
+        await wait_for(pilot, lambda: app.session.model == "anthropic/claude-haiku-4-5")
         await pilot.pause()
         window = app.session.context_window
         assert window != before  # the test means something only if the windows differ

@@ -3,7 +3,7 @@ window, max output, price and deprecation.
 
 Lists come from the providers' models endpoints (asked now when the cache under
 `$AISTACK_HOME` is older than an hour, or with `--refresh`; never with `--offline`), else
-the installed SDKs' own lists; prices from genai-prices and settings `models`.
+a built-in list of current models; prices from genai-prices and settings `models`.
 An untrusted project's `providers`, `apiKeys` and `env` are left out (`trust_gate`): a
 models endpoint is asked with your key, so the project must not choose where it goes.
 """
@@ -100,7 +100,7 @@ def run(args: argparse.Namespace, config: RunConfig) -> int:
     overrides = config.loaded.settings.models
     try:
         catalogues = [
-            provider_catalogue(p.name, kind=p.kind, home=config.home, overrides=overrides)
+            provider_catalogue(p.name, home=config.home, overrides=overrides)
             for p in selected
         ]
     except ValueError as e:  # a malformed `models` override names its key

@@ -2,7 +2,7 @@
 
 Dismisses with the chosen model string, or None on Esc. The list is what the caller
 passes (the current model first, then the catalogue's), so this screen has no knowledge
-of providers. Building the catalogue can take a second (it imports SDK modules), so the
+of providers. Building the catalogue takes a moment (it loads genai-prices' data), so the
 caller may open the screen with the current model only and `set_models` when the list is
 ready, and again when a models endpoint has answered; the screen is usable meanwhile.
 `set_note` shows one line under the title (what is being asked, or what failed).
