@@ -184,8 +184,13 @@ def _replaced(found: Deprecation, ids: list[str], gone: Collection[str]) -> Depr
     return replace(found, replacement=f"{found.provider}/{to}") if to else found
 
 
-def deprecation_for(model_string: str, *, home: Path | None = None) -> Deprecation | None:
-    """The deprecation of `provider/model` with the model to switch to, or None."""
+def deprecation_warning(
+    model_string: str, *, home: Path | None = None, today: date | None = None
+) -> str | None:
+    """A one-sentence warning naming the shutdown date and the replacement when
+    `model_string` is deprecated or retired; None for a current (or unknown) model.
+    Reads only local data (genai-prices, the endpoint cache under `home`), so it is safe
+    to call while a session starts."""
     try:
         provider, model = parse_model_string(model_string)
     except ValueError:
@@ -196,18 +201,8 @@ def deprecation_for(model_string: str, *, home: Path | None = None) -> Deprecati
     if found is None:
         return None
     ids = model_ids(provider, listing)
-    return _replaced(found, ids, {m for m in ids if _deprecation(provider, m, listing)})
-
-
-def deprecation_warning(
-    model_string: str, *, home: Path | None = None, today: date | None = None
-) -> str | None:
-    """A one-sentence warning naming the shutdown date and the replacement when
-    `model_string` is deprecated or retired; None for a current (or unknown) model.
-    Reads only local data (genai-prices, the endpoint cache under `home`), so it is safe
-    to call while a session starts."""
-    found = deprecation_for(model_string, home=home)
-    return found.message(today) if found is not None else None
+    gone = {m for m in ids if _deprecation(provider, m, listing)}
+    return _replaced(found, ids, gone).message(today)
 
 
 def configured_providers(

@@ -1,17 +1,11 @@
-"""Each provider's models endpoint, asked through its SDK's public `models.list`, and the
-cache of the answers under `$AISTACK_HOME/cache/models.json`.
+"""Each provider's models endpoint, asked through its SDK's public `models.list` (Anthropic:
+limits, lifecycle, retirement date; OpenAI and compatible servers: ids, OpenAI's
+`shutdown_date`; Gemini: limits), and the cache of its chat models under `$AISTACK_HOME`.
 
-- Anthropic `GET /v1/models`: ids, names, context window (`max_input_tokens`), max output
-  (`max_tokens`), lifecycle and retirement date;
-- OpenAI `GET /v1/models` (and every OpenAI-compatible server: ollama, vLLM, OpenRouter…):
-  ids and, for OpenAI, the announced `shutdown_date`;
-- Gemini `models.list`: ids, names, token limits and supported methods.
-
-Only models that hold a conversation are kept. Reading the cache never touches the
-network, so start-up and the catalogue read it as it is, however old; it is renewed once
-older than `CACHE_TTL_SECONDS`, on a daemon thread with its own event loop
-(`start_background_refresh`). A provider that is down, slow or refuses the key leaves its
-last answer in place: its list changes a few times a year, and a stale answer beats none.
+Reading the cache never touches the network, so start-up and the catalogue read it as it
+is, however old; an answer older than an hour is renewed on a daemon thread with its own
+event loop. A provider that is down, slow or refuses the key leaves its last answer in
+place: its list changes a few times a year, and a stale answer beats none.
 """
 
 from __future__ import annotations
@@ -25,7 +19,6 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
-from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -92,7 +85,7 @@ async def fetch_models(config: ProviderConfig, timeout: float = FETCH_TIMEOUT
                                           max_retries=0, timeout=timeout)
         async with client:
             return [EndpointModel(m.id, m.display_name, m.max_input_tokens, m.max_tokens,
-                                  m.lifecycle, _iso(m.retires_at))
+                                  m.lifecycle, _day(m.retires_at))
                     async for m in client.models.list(limit=1000)]
     if config.kind == "google":
         from google import genai
@@ -115,18 +108,14 @@ async def fetch_models(config: ProviderConfig, timeout: float = FETCH_TIMEOUT
     official = config.kind == "openai"  # only OpenAI's own list mixes in other kinds
     async with openai.AsyncOpenAI(api_key=config.api_key or PLACEHOLDER_KEY, timeout=timeout,
                                   base_url=config.base_url, max_retries=0) as client:
-        return [EndpointModel(m.id, shutdown_date=_iso(getattr(m, "shutdown_date", None)))
+        return [EndpointModel(m.id, shutdown_date=_day(getattr(m, "shutdown_date", None)))
                 async for m in client.models.list()
                 if not (official and _NOT_CHAT.search(m.id.lower()))]
 
 
-def _iso(value: object) -> str | None:
-    """A datetime, a date or `2026-11-30T00:00:00Z` → `2026-11-30`."""
-    text = value.isoformat() if isinstance(value, date) else str(value or "").strip()
-    return text[:10] if re.match(r"\d{4}-\d{2}-\d{2}", text) else text or None
-
-
-# ------------------------------------------------------------------ the cache
+def _day(value: object) -> str | None:
+    """A datetime or `2026-11-30T00:00:00Z` → `2026-11-30`."""
+    return str(value)[:10] if value else None
 
 
 def cache_path(home: Path) -> Path:
@@ -175,9 +164,6 @@ def write_listing(home: Path, provider: str, listing: ProviderListing) -> None:
         partial.unlink(missing_ok=True)
 
 
-# ------------------------------------------------------------------ refresh
-
-
 def _due(configs: Sequence[ProviderConfig], home: Path, ttl: float, force: bool = False
          ) -> list[ProviderConfig]:
     """The providers to ask: those with a key (or needing none) with no answer from this
@@ -208,10 +194,8 @@ async def refresh(configs: Sequence[ProviderConfig], home: Path, *,
 
 
 def _describe(error: BaseException) -> str:
-    if isinstance(error, TimeoutError):
-        return "timed out"
-    lines = str(error).strip().splitlines()
-    return f"{type(error).__name__}: {lines[0][:200]}" if lines else type(error).__name__
+    text = "timed out" if isinstance(error, TimeoutError) else f"{type(error).__name__}: {error}"
+    return text.strip().splitlines()[0].removesuffix(":")[:200]
 
 
 def start_background_refresh(configs: Sequence[ProviderConfig], home: Path, *,
