@@ -6,8 +6,8 @@ prices. Each value comes from the best source that knows it:
 1. settings (`models: {"PROVIDER/MODEL": {...}}`), which always win;
 2. the provider's models endpoint as cached (`llm/models_endpoint.py`): context window
    and max output where the provider says them (Anthropic, Gemini);
-3. `BUILT_IN`, the limits of each provider's current default models, so a fresh
-   offline machine budgets them right before any endpoint has answered;
+3. `BUILT_IN`, the limits of a few current models (each provider's default among them),
+   so a fresh offline machine budgets them right before any endpoint has answered;
 4. genai-prices (`llm/prices.py`): prices, long-context tiers and context windows;
 5. family limits for the other models of a vendor genai-prices knows, then conservative
    defaults, so budgeting stays safe and an unknown price shows as unknown, not as zero.
@@ -22,6 +22,7 @@ from typing import Any
 
 from aistack_tui.llm.models_endpoint import read_listing, undated
 from aistack_tui.llm.prices import PriceTier, genai_prices_id, lookup_price
+from aistack_tui.llm.registry import canonical_name
 from aistack_tui.llm.types import Usage
 
 
@@ -61,7 +62,6 @@ _FAMILIES = (
     ("deepseek-", ModelInfo(128_000, 8_192)),
 )
 """Limits every model of a family has at least, for models no source describes."""
-_ALIASES = {"gemini": "google"}
 _FIELDS = {f.name for f in fields(ModelInfo)} - {"price_tiers"}
 _PRICE_FIELDS = {"input_price", "output_price", "cache_read_price", "cache_write_price"}
 
@@ -81,7 +81,7 @@ def lookup_model(
     Raises ValueError naming the settings key when an override has an unknown field or a
     value of the wrong type, since a silently ignored limit would mislead budgeting.
     """
-    vendor = _ALIASES.get(provider, provider)
+    vendor = canonical_name(provider)  # `gemini` is `google`
     name = model.lower().removeprefix("models/")
     own = BUILT_IN.get(vendor, {}).get(undated(name))
     info = own or _family(provider, name) or DEFAULT_INFO

@@ -3,9 +3,10 @@
 The answers have the exact wire shape of the real endpoints as the installed SDKs parse
 them (Anthropic `GET /v1/models` pages of `ModelInfo` with capabilities, lifecycle and
 retirement dates; OpenAI `GET /v1/models` with `shutdown_date`; Gemini `models.list`
-with token limits and supported methods), and their contents follow what the installed
-SDKs and genai-prices list today: current models, a few deprecated ones with the dates
-the SDKs announce, and the speech, image and embedding models a real list mixes in.
+with token limits and supported methods), and their contents follow what the real
+endpoints and genai-prices list today: current models, a few deprecated ones with the
+dates their providers announce, and the speech, image and embedding models a real list
+mixes in.
 `tests/fakes_tests/test_fake_models.py` checks every entry against the SDK types.
 """
 
