@@ -9,7 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from aistack_tui.llm.models_endpoint import refresh
+from aistack_tui.llm.registry import resolve_provider_config
 from aistack_tui.skills.agents import AgentSet, agent_locations, alias_model, load_agent
+from aistack_tui.subagent_types import known_claude_models
 from tests.agent.test_runtime import collect, start
 from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
@@ -87,6 +90,18 @@ def test_model_aliases_pick_the_newest_of_the_family() -> None:
     assert alias_model("haiku", known) == "anthropic/claude-haiku-4-5"
     assert alias_model("opus", known) == "anthropic/claude-opus-4-6"
     assert alias_model("sonnet", known) is None
+
+
+async def test_aliases_choose_among_the_catalogues_claude_models(aistack_home: Path) -> None:
+    """Offline the built-in list names the newest of each line; once the models endpoint
+    has answered, its list does."""
+    assert [alias_model(a, known_claude_models(aistack_home)) for a in ("opus", "haiku")] == [
+        "anthropic/claude-opus-5-5", "anthropic/claude-haiku-5-5"]
+    with FakeLLMServer(models=["claude-opus-6", "claude-opus-5-5"]) as server:
+        config = resolve_provider_config("anthropic", env=server.env("anthropic"))
+        assert await refresh([config], aistack_home) == {}
+    assert alias_model("opus", known_claude_models(aistack_home)) == "anthropic/claude-opus-6"
+    assert alias_model("haiku", known_claude_models(aistack_home)) is None
 
 
 async def test_task_runs_a_custom_subagent_with_its_tools_model_and_prompt(
