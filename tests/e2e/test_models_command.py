@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.e2e.helpers import run_aistack
-from tests.fakes.fake_llm import FakeLLMServer
+from tests.fakes.fake_llm import FakeLLMServer, Turn
 
 
 def test_lists_each_configured_provider_with_window_price_and_deprecation(
@@ -74,3 +74,19 @@ def test_no_configured_provider_is_a_usage_error(git_repo: Path) -> None:
     named = run_aistack(["models", "deepseek", "--offline"], cwd=git_repo)
     assert named.returncode == 0, named.stderr
     assert "deepseek: 2 models (built-in table)" in named.stdout
+
+
+def test_a_session_on_a_deprecated_model_is_warned_once_the_endpoint_has_said_so(
+    git_repo: Path,
+) -> None:
+    old = ["-p", "hi", "--model", "anthropic/claude-sonnet-4-5"]
+    with FakeLLMServer([Turn(text="hello"), Turn(text="hello")]) as server:
+        env = server.env("anthropic")
+        first = run_aistack(old, cwd=git_repo, env=env)
+        assert first.returncode == 0, first.stderr
+        assert "deprecated" not in first.stderr, "genai-prices does not mark it"
+        assert run_aistack(["models", "anthropic"], cwd=git_repo, env=env).returncode == 0
+        second = run_aistack(old, cwd=git_repo, env=env)
+    assert second.returncode == 0 and second.stdout.strip() == "hello"
+    assert "anthropic/claude-sonnet-4-5 is deprecated" in second.stderr
+    assert "Switch to anthropic/claude-sonnet-5-5" in second.stderr
