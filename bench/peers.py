@@ -8,7 +8,7 @@
         # git archive main aistack_tui | tar -x -C /tmp/old && compileall /tmp/old
 
 Installs nothing. Every agent found on PATH (`claude`, `codex`, `gemini`, `vibe`) runs
-against the same fake LLM server (tests/fakes/fake_llm.py) as aistack; an absent one is
+against the same fake LLM server (fakes/fake_llm.py) as aistack; an absent one is
 skipped with one line. aistack runs twice: over the lean transport (the default) and with
 `AISTACK_LLM_TRANSPORT=sdk` (through the official SDKs, as before issue 26).
 
@@ -42,7 +42,7 @@ from typing import Any
 
 from _common import ROOT, scratch_env, table
 
-from tests.fakes.fake_llm import FakeLLMServer, RecordedRequest, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, RecordedRequest, ToolCall, Turn
 
 AISTACK = [sys.executable, "-m", "aistack_tui.cli.main"]
 MODELS = {"anthropic": "claude-sonnet-4-6", "openai": "gpt-4.1", "google": "gemini-2.5-pro"}

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from _common import ROOT, scratch_env, summary_ms, table, timed_runs
 
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 
 AISTACK = [sys.executable, "-m", "aistack_tui.cli.main"]
 STREAM_TOKENS = 20_000

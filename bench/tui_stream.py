@@ -38,7 +38,7 @@ from typing import Any
 
 from _common import scratch_env, table
 
-from tests.fakes.fake_llm import FakeLLMServer
+from fakes.fake_llm import FakeLLMServer
 
 TOKEN = "word "  # about one token
 TOKEN_RATE = 500.0

@@ -11,7 +11,7 @@ import pytest
 
 from aistack_tui.agent.hooks import matcher_matches
 from tests.agent.test_runtime import collect, start
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 
 @pytest.mark.parametrize(("matcher", "value", "expected"), [

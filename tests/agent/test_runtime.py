@@ -15,7 +15,7 @@ from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest, DenyAll
 from aistack_tui.bootstrap import open_session
 from aistack_tui.session.config import make_run_config
 from aistack_tui.session.live import LiveSession
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 MODELS = {"anthropic": "anthropic/claude-sonnet-4-6", "openai": "openai/gpt-4.1",
           "google": "google/gemini-2.5-pro"}

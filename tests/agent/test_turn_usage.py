@@ -10,7 +10,7 @@ import pytest
 from aistack_tui.agent import events as ev
 from aistack_tui.llm.types import Usage
 from tests.agent.test_runtime import collect, start
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])

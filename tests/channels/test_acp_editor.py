@@ -37,11 +37,11 @@ from acp.schema import (
 
 from tests.channels.test_acp_server import EditorClient, acp_agent
 from tests.e2e.helpers import FAST_RETRY, write_user_settings
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 pytestmark = pytest.mark.slow
 
-FAKES = Path(__file__).resolve().parents[1] / "fakes"
+FAKES = Path(__file__).resolve().parents[2] / "fakes"
 PIXEL = bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
     "1f15c4890000000d4944415478da63646060f80f00010401005d3f8a"

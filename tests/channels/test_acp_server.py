@@ -30,7 +30,7 @@ from acp.schema import (
 )
 
 from tests.e2e.helpers import FAST_RETRY, write_user_settings
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 pytestmark = pytest.mark.slow
 

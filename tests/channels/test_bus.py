@@ -27,7 +27,7 @@ from aistack_tui.channels.messages import (
 )
 from aistack_tui.channels.opener import FacadeOpener
 from tests.e2e.helpers import FAST_RETRY, write_user_settings
-from tests.fakes.fake_llm import FakeLLMServer, RecordedRequest, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, RecordedRequest, ToolCall, Turn
 
 MODEL = "anthropic/claude-sonnet-4-6"
 

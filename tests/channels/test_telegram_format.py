@@ -14,7 +14,7 @@ from aistack_tui.channels.telegram_format import (
     render_all,
     split_chunks,
 )
-from tests.fakes.fake_telegram_state import ApiError, visible_text
+from fakes.fake_telegram_state import ApiError, visible_text
 
 _pieces = st.sampled_from([
     "word ", "a < b && c > d ", "**bold** ", "`x<y>` ", "\n", "\n\n", "```python\n",

@@ -18,8 +18,8 @@ from aistack_tui.channels.opener import FacadeOpener
 from aistack_tui.channels.telegram_config import load_gateway_config
 from aistack_tui.channels.telegram_gateway import REFUSAL, TelegramGateway
 from tests.e2e.helpers import FAST_RETRY, write_user_settings
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
-from tests.fakes.fake_telegram import FakeTelegramServer, FloodLimits
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_telegram import FakeTelegramServer, FloodLimits
 
 OWNER = 4242
 STRANGER = 666

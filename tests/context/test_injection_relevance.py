@@ -10,7 +10,7 @@ import pytest
 
 from aistack_tui.context.injection import names_anything
 from tests.e2e.helpers import run_aistack
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 
 BLOCK = """# Code knowledge
 

@@ -22,7 +22,7 @@ from typing import Any
 from tests.e2e.helpers import AISTACK
 
 MARK_VAR = "AISTACK_TEST_EXIT_MARK"
-FAKES = Path(__file__).resolve().parents[1] / "fakes"
+FAKES = Path(__file__).resolve().parents[2] / "fakes"
 EXIT_WITHIN = 5.0
 """From what ends a run (a signal, a closed pipe) to the process gone (the issue's bound)."""
 START_WITHIN = 30.0

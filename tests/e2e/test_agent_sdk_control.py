@@ -28,7 +28,7 @@ from claude_agent_sdk import (
 )
 
 from tests.e2e.test_agent_sdk import BUGGY, fast_retries, options
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 pytestmark = pytest.mark.slow
 __all__ = ["fast_retries"]  # the autouse fixture, shared

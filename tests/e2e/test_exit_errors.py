@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e.exits import START_WITHIN, ended, start
 from tests.e2e.helpers import run_aistack
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc").is_dir(),
                                                     reason="finds leftovers through /proc")]

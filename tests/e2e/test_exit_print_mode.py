@@ -24,7 +24,7 @@ from tests.e2e.exits import (
     wait_for,
 )
 from tests.e2e.helpers import write_user_settings
-from tests.fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc").is_dir(),
                                                     reason="finds leftovers through /proc")]

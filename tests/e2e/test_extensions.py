@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.helpers import run_aistack, write_user_settings
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 pytestmark = pytest.mark.slow
 MODEL = "anthropic/claude-sonnet-4-6"
-FAKES = Path(__file__).resolve().parent.parent / "fakes"
+FAKES = Path(__file__).resolve().parents[2] / "fakes"
 
 
 def test_skill_catalogue_then_body_two_phase(git_repo: Path) -> None:

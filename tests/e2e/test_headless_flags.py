@@ -19,7 +19,7 @@ from claude_agent_sdk import (
 
 from tests.e2e.helpers import FAST_RETRY, run_aistack, write_user_settings
 from tests.e2e.test_agent_sdk import BUGGY, options
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +52,7 @@ async def test_settings_and_add_dir_reach_the_permission_engine(
 
 
 async def test_sdk_mcp_servers_dict_starts_those_servers(git_repo: Path) -> None:
-    server_file = Path(__file__).parent.parent / "fakes" / "mcp_server.py"
+    server_file = Path(__file__).resolve().parents[2] / "fakes" / "mcp_server.py"
     servers = {"fake": {"command": sys.executable, "args": [str(server_file), "stdio"]}}
     script = [Turn(tool_calls=[ToolCall("mcp__fake__echo", {"text": "via the SDK"})]),
               Turn(text="echoed")]

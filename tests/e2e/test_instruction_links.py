@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.helpers import run_aistack
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 
 pytestmark = pytest.mark.slow
 MODEL = "anthropic/claude-sonnet-4-6"

@@ -13,7 +13,7 @@ import pexpect
 import pytest
 
 from tests.e2e.helpers import AISTACK, FAST_RETRY, write_user_settings
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 pytestmark = pytest.mark.slow
 MODEL = "anthropic/claude-sonnet-4-6"

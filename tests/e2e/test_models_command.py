@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from tests.e2e.helpers import run_aistack
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 
 
 def test_lists_each_configured_provider_with_window_price_and_deprecation(

@@ -15,7 +15,7 @@ from tests.e2e.helpers import (
     run_aistack,
     write_user_settings,
 )
-from tests.fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ import pytest
 
 from aistack_tui.cli.main import main
 from aistack_tui.print_mode import runner
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 
 
 @pytest.fixture

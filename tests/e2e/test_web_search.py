@@ -15,8 +15,8 @@ from tests.e2e.helpers import (
     run_aistack,
     write_user_settings,
 )
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
-from tests.fakes.fake_llm_search import Hit, Search
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm_search import Hit, Search
 
 pytestmark = pytest.mark.slow
 MODELS = {"anthropic": "anthropic/claude-sonnet-4-6", "openai": "openai/gpt-4.1",

@@ -11,7 +11,7 @@ import sys
 from typing import Any
 
 from aistack_tui.evals.tasks import load_tasks
-from tests.fakes.fake_llm import RecordedRequest, ToolCall, Turn
+from fakes.fake_llm import RecordedRequest, ToolCall, Turn
 
 
 def read(*paths: str) -> Turn:

@@ -16,7 +16,7 @@ from aistack_tui.evals.tasks import TaskError, load_task, load_tasks
 from aistack_tui.session.config import make_run_config
 from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from tests.evals.solutions import SOLUTIONS, ScriptedModel
-from tests.fakes.fake_llm import FakeLLMServer
+from fakes.fake_llm import FakeLLMServer
 
 MODEL = "anthropic/claude-sonnet-4-6"
 

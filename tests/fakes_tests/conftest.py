@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.fakes.fake_llm import FakeLLMServer
+from fakes.fake_llm import FakeLLMServer
 
 
 @pytest.fixture(scope="session")

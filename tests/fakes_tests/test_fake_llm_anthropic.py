@@ -9,7 +9,7 @@ import anthropic
 import httpx2
 import pytest
 
-from tests.fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 

@@ -9,7 +9,7 @@ import pytest
 from google import genai
 from google.genai import errors, types
 
-from tests.fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
 
 MODEL = "gemini-test"
 

@@ -8,7 +8,7 @@ import json
 import openai
 import pytest
 
-from tests.fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 TOOLS = [{"type": "function", "function": {"name": "Read", "parameters": {"type": "object"}}}]

@@ -17,7 +17,7 @@ import httpx2
 import openai
 import pytest
 
-from tests.fakes.fake_llm import (
+from fakes.fake_llm import (
     EXHAUSTED_MESSAGE,
     FakeLLMServer,
     Fault,
@@ -184,7 +184,7 @@ def test_bad_scripts_get_clear_errors(text: str, message: str) -> None:
 
 def _cli(*args: str) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "tests.fakes.fake_llm", *args], cwd=ROOT,
+    return subprocess.Popen([sys.executable, "-m", "fakes.fake_llm", *args], cwd=ROOT,
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

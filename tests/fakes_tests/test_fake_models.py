@@ -11,8 +11,8 @@ import openai
 import pytest
 from google import genai
 
-from tests.fakes.fake_llm import FakeLLMServer
-from tests.fakes.fake_models import ANTHROPIC_MODELS, GEMINI_MODELS, OPENAI_MODELS
+from fakes.fake_llm import FakeLLMServer
+from fakes.fake_models import ANTHROPIC_MODELS, GEMINI_MODELS, OPENAI_MODELS
 
 
 def _fields(model: Any) -> set[str]:

@@ -10,7 +10,7 @@ import pytest
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup
 from telegram.error import BadRequest, InvalidToken, RetryAfter
 
-from tests.fakes.fake_telegram import FakeTelegramServer, FloodLimits
+from fakes.fake_telegram import FakeTelegramServer, FloodLimits
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from aistack_tui.agent import events as ev
 from aistack_tui.agent.ports import DenyAll
 from aistack_tui.bootstrap import open_session
 from aistack_tui.session.config import make_run_config
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 
 FILES = 20_000
 ROUNDS = 3

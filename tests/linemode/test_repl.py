@@ -20,7 +20,7 @@ from aistack_tui.linemode.repl import run_line_mode
 from aistack_tui.linemode.terminal import LineIO
 from aistack_tui.session.config import make_run_config
 from aistack_tui.session.history import HISTORY_FILE
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 MODEL = "anthropic/claude-sonnet-4-5"
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")

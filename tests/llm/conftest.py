@@ -13,7 +13,7 @@ import pytest
 from aistack_tui.llm.lean_http import TRANSPORT_ENV
 from aistack_tui.llm.provider import Provider
 from aistack_tui.llm.registry import create_provider, resolve_provider_config
-from tests.fakes.fake_llm import FakeLLMServer
+from fakes.fake_llm import FakeLLMServer
 
 MODELS = {"anthropic": "claude-haiku-4-5", "openai": "gpt-4.1", "google": "gemini-2.5-pro"}
 PROVIDERS = tuple(MODELS)

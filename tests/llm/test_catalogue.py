@@ -35,8 +35,8 @@ from aistack_tui.llm.models_endpoint import (
 )
 from aistack_tui.llm.prices import lookup_price
 from aistack_tui.llm.registry import ProviderConfig, resolve_provider_config
-from tests.fakes.fake_llm import FakeLLMServer
-from tests.fakes.fake_models import ANTHROPIC_MODELS
+from fakes.fake_llm import FakeLLMServer
+from fakes.fake_models import ANTHROPIC_MODELS
 
 BEFORE_SHUTDOWN = date(2026, 11, 25)
 

@@ -13,7 +13,7 @@ from aistack_tui.llm.types import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.llm.conftest import PROVIDERS, ProviderFactory
 from tests.llm.test_requests import camel
 from tests.llm.test_streaming import READ

@@ -26,7 +26,7 @@ from aistack_tui.llm.types import (
     TextDelta,
     ToolCallEnded,
 )
-from tests.fakes.fake_llm import FakeLLMServer, Fault, Turn
+from fakes.fake_llm import FakeLLMServer, Fault, Turn
 from tests.llm.conftest import PROVIDERS, ProviderFactory
 from tests.llm.test_streaming import READ
 

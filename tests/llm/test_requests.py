@@ -17,7 +17,7 @@ from aistack_tui.llm.types import (
     ToolResultBlock,
     ToolUseBlock,
 )
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 from tests.llm.conftest import ProviderFactory
 from tests.llm.test_streaming import GLOB, READ
 

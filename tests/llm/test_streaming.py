@@ -21,7 +21,7 @@ from aistack_tui.llm.types import (
     ToolUseBlock,
     UsageReported,
 )
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.llm.conftest import PROVIDERS, ProviderFactory
 
 READ = ToolSpec(

@@ -18,7 +18,7 @@ from aistack_tui.llm.types import (
     ThinkingBlock,
     ToolUseBlock,
 )
-from tests.fakes.fake_llm import FakeLLMServer, Fault, RecordedRequest, Turn
+from fakes.fake_llm import FakeLLMServer, Fault, RecordedRequest, Turn
 from tests.llm.conftest import MODELS, PROVIDERS
 from tests.llm.test_requests import tool_history
 from tests.llm.test_streaming import GLOB, READ

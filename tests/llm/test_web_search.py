@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from aistack_tui.llm.web_search import WebSearchQuery, searcher_of
-from tests.fakes.fake_llm import FakeLLMServer, Turn
-from tests.fakes.fake_llm_search import Hit, Search
+from fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm_search import Hit, Search
 from tests.llm.conftest import ProviderFactory
 
 HITS = [

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-FAKES = Path(__file__).resolve().parent.parent / "fakes"
+FAKES = Path(__file__).resolve().parents[2] / "fakes"
 FAKE_SERVER = FAKES / "mcp_server.py"
 
 

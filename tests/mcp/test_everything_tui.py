@@ -15,7 +15,7 @@ from aistack_tui.session.config import make_run_config
 from aistack_tui.tui.app import AistackApp
 from aistack_tui.tui.widgets.entries import NoticeEntry
 from aistack_tui.tui.widgets.prompt_input import PromptInput
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 from tests.tui.conftest import wait_for
 from tests.tui.test_app import answered, entries
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from aistack_tui.agent.ports import DenyAll
 from aistack_tui.bootstrap import open_session
 from aistack_tui.session.config import make_run_config
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 
 MODEL = "anthropic/claude-sonnet-4-6"
 

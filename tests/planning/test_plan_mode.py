@@ -12,7 +12,7 @@ from aistack_tui.agent.planning import PLAN_MODE_PROMPT
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
 from aistack_tui.session.live import LiveSession
 from tests.agent.test_runtime import collect, start
-from tests.fakes.fake_llm import FakeLLMServer, RecordedRequest, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, RecordedRequest, ToolCall, Turn
 
 PLAN = [
     {"id": "A", "title": "Create a.txt", "detail": "Write a.txt containing alpha"},

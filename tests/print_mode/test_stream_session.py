@@ -14,7 +14,7 @@ from typing import Any
 
 from aistack_tui.print_mode.stream_session import StreamOptions, run_stream_session
 from aistack_tui.session.config import make_run_config
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 
 MODEL = "anthropic/claude-sonnet-4-6"
 

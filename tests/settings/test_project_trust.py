@@ -24,8 +24,8 @@ from aistack_tui.session.config import RunConfig, make_run_config
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.settings.trust import TrustItem
 from aistack_tui.trust_gate import apply_trust, decide_project_trust, trust_saved_rules
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
-from tests.fakes.http_sink import FakeHttpSink
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.http_sink import FakeHttpSink
 
 MODEL = "anthropic/claude-sonnet-4-6"
 

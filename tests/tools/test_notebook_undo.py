@@ -16,7 +16,7 @@ from aistack_tui.bootstrap import open_session
 from aistack_tui.cli.commands import undo
 from aistack_tui.session.config import make_run_config
 from tests.e2e.helpers import FAST_RETRY, write_user_settings
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 NOTEBOOK = Path(__file__).parent / "notebooks" / "analysis.ipynb"
 

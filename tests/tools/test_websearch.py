@@ -12,8 +12,8 @@ from aistack_tui.llm.registry import create_provider, resolve_provider_config
 from aistack_tui.llm.types import Usage
 from aistack_tui.tools.base import ToolContext, ToolError, ToolRegistry
 from aistack_tui.tools.websearch import WebSearchTool
-from tests.fakes.fake_llm import FakeLLMServer, Turn
-from tests.fakes.fake_llm_search import Hit, Search
+from fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm_search import Hit, Search
 
 HITS = [Hit("Release notes", "https://example.org/notes"),
         Hit("Spam", "https://spam.example.com/x")]

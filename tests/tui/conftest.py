@@ -13,8 +13,8 @@ import pytest
 from aistack_tui.session.config import make_run_config
 from aistack_tui.tui.app import AistackApp
 from aistack_tui.tui.typing_guard import DIALOG_GRACE_S, TYPING_BURST_S
-from tests.fakes.fake_clock import FakeClock
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_clock import FakeClock
+from fakes.fake_llm import FakeLLMServer, Turn
 
 MODEL = "anthropic/claude-sonnet-4-6"
 

@@ -3,7 +3,7 @@ counts the running ones."""
 
 from __future__ import annotations
 
-from tests.fakes.fake_llm import ToolCall, Turn
+from fakes.fake_llm import ToolCall, Turn
 from tests.tui.conftest import wait_for
 from tests.tui.test_app import answered, type_and_send
 from tests.tui.test_session_commands import command, ready

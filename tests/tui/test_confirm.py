@@ -17,7 +17,7 @@ from aistack_tui.tools.diffs import file_diff
 from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.typing_guard import TypingGuard
-from tests.fakes.fake_clock import FakeClock
+from fakes.fake_clock import FakeClock
 from tests.tui.conftest import read_dialog, screen_text
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widgets import Static
 
 from aistack_tui.tui.screens.confirm import ConfirmScreen
-from tests.fakes.fake_llm import ToolCall, Turn
+from fakes.fake_llm import ToolCall, Turn
 from tests.tui.conftest import screen_text, wait_for, wait_for_screen
 from tests.tui.test_app import answered, type_and_send
 

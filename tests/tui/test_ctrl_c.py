@@ -8,7 +8,7 @@ from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.widgets.entries import AssistantEntry, ToolEntry
 from aistack_tui.tui.widgets.prompt_input import PromptInput
 from aistack_tui.tui.widgets.status_bar import StatusBar
-from tests.fakes.fake_llm import ToolCall, Turn
+from fakes.fake_llm import ToolCall, Turn
 from tests.tui.conftest import screen_text, wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from textual import events
 
-from tests.fakes.fake_llm import FakeLLMServer, Turn
-from tests.fakes.fake_programs import FakePrograms
+from fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_programs import FakePrograms
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.test_app import answered
 

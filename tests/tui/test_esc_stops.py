@@ -8,7 +8,7 @@ from pathlib import Path
 
 from aistack_tui.tui.widgets.entries import ToolEntry
 from aistack_tui.tui.widgets.status_bar import StatusBar
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 from tests.tui.conftest import wait_for
 from tests.tui.test_app import SOURCE, answered, edit_turns, entries, run_to_dialog
 

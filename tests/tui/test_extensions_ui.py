@@ -11,12 +11,12 @@ from aistack_tui.tui.screens.question import TrustScreen
 from aistack_tui.tui.widgets.entries import ToolEntry
 from aistack_tui.tui.widgets.status_bar import StatusBar
 from aistack_tui.tui.widgets.tool_card import ToolCard, children_shown
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.tui.conftest import screen_text, wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 from tests.tui.test_session_commands import command, notices
 
-FAKES = Path(__file__).parent.parent / "fakes"
+FAKES = Path(__file__).resolve().parents[2] / "fakes"
 
 
 def project_with_code(repo: Path, *, dead_server: bool = False) -> None:

@@ -4,7 +4,7 @@ non-zero shows âœ—, live and when the session is resumed; a passing one shows âœ
 from __future__ import annotations
 
 from aistack_tui.tui.widgets.entries import ToolEntry
-from tests.fakes.fake_llm import ToolCall, Turn
+from fakes.fake_llm import ToolCall, Turn
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.test_app import answered, entries, type_and_send
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.fakes.fake_llm import Turn
+from fakes.fake_llm import Turn
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.test_app import answered, type_and_send
 from tests.tui.test_session_commands import command, notices

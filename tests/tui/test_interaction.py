@@ -10,7 +10,7 @@ from aistack_tui.tui.screens.sessions import SessionPickerScreen
 from aistack_tui.tui.widgets.entries import AssistantEntry, NoticeEntry, UserEntry
 from aistack_tui.tui.widgets.prompt_input import PromptInput
 from aistack_tui.tui.widgets.status_bar import StatusBar
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 

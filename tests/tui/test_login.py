@@ -8,7 +8,7 @@ from pathlib import Path
 from aistack_tui.session.config import save_credential
 from aistack_tui.tui.screens.login import LoginScreen
 from aistack_tui.tui.widgets.entries import NoticeEntry
-from tests.fakes.fake_llm import FakeLLMServer, Fault, Turn
+from fakes.fake_llm import FakeLLMServer, Fault, Turn
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 

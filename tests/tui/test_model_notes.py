@@ -10,7 +10,7 @@ from aistack_tui.llm import types as lt
 from aistack_tui.tui.renderer import history_entries
 from aistack_tui.tui.widgets.entries import NoticeEntry, ShellEntry, UserEntry
 from aistack_tui.tui.widgets.prompt_input import PromptInput
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.test_app import answered, entries, type_and_send
 

@@ -11,8 +11,8 @@ from textual.widgets import OptionList
 from aistack_tui.llm.models_endpoint import read_listing
 from aistack_tui.tui.screens.model_picker import ModelPickerScreen
 from aistack_tui.tui.widgets.status_bar import StatusBar
-from tests.fakes.fake_llm import FakeLLMServer
-from tests.fakes.fake_models import catalogues_from_ids
+from fakes.fake_llm import FakeLLMServer
+from fakes.fake_models import catalogues_from_ids
 from tests.tui.conftest import MODEL, wait_for, wait_for_screen
 from tests.tui.test_app import type_and_send
 

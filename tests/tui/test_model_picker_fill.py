@@ -11,8 +11,8 @@ from textual.widgets import Static
 from aistack_tui.llm.model_info import BUILT_IN
 from aistack_tui.llm.models_endpoint import read_listing
 from aistack_tui.tui.screens.model_picker import ModelPickerScreen
-from tests.fakes.fake_llm import FakeLLMServer
-from tests.fakes.fake_models import catalogues_from_ids
+from fakes.fake_llm import FakeLLMServer
+from fakes.fake_models import catalogues_from_ids
 from tests.tui.conftest import MODEL, wait_for
 from tests.tui.test_model_picker import LISTED, offered, open_picker
 from tests.tui.test_session_commands import notices

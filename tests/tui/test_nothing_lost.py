@@ -7,7 +7,7 @@ from __future__ import annotations
 from textual import events
 
 from aistack_tui.tui.widgets.tool_card import ToolCard
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.tui.conftest import wait_for
 from tests.tui.test_app import answered, type_and_send
 from tests.tui.test_prompt import LINES, ready, sent_text

@@ -11,8 +11,8 @@ import pytest
 from textual import events
 
 from aistack_tui.tui.screens.confirm import ConfirmScreen
-from tests.fakes.fake_clock import FakeClock
-from tests.fakes.fake_llm import Turn
+from fakes.fake_clock import FakeClock
+from fakes.fake_llm import Turn
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import SOURCE, answered, edit_turns, type_and_send
 

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from aistack_tui.tui.screens.confirm import ConfirmScreen
-from tests.fakes.fake_llm import ToolCall, Turn
+from fakes.fake_llm import ToolCall, Turn
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, type_and_send
 from tests.tui.test_session_commands import command, ready

@@ -10,7 +10,7 @@ from textual.widgets import Input, Static
 
 from aistack_tui.tui.screens.rule_editor import RuleEditorScreen
 from aistack_tui.tui.widgets.entries import ToolEntry
-from tests.fakes.fake_llm import ToolCall, Turn
+from fakes.fake_llm import ToolCall, Turn
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 from tests.tui.test_session_commands import command, notices

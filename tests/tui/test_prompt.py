@@ -14,7 +14,7 @@ from aistack_tui.tui.screens.history_search import HistorySearchScreen
 from aistack_tui.tui.widgets.entries import UserEntry
 from aistack_tui.tui.widgets.prompt_input import PromptInput
 from aistack_tui.tui.widgets.tool_card import FOCUS_MARK, ToolCard
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.tui.conftest import screen_text, wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from aistack_tui.tui.widgets.entries import AssistantEntry, NoticeEntry
 from aistack_tui.tui.widgets.status_bar import StatusBar
-from tests.fakes.fake_llm import Fault, Turn
+from fakes.fake_llm import Fault, Turn
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.test_app import answered, entries, type_and_send
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.widgets.entries import ToolEntry
-from tests.fakes.fake_llm import ToolCall, Turn
+from fakes.fake_llm import ToolCall, Turn
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 

@@ -14,7 +14,7 @@ from aistack_tui.sessions.models import SessionInfo
 from aistack_tui.tui.screens.rewind import RewindPickerScreen
 from aistack_tui.tui.screens.sessions import SessionPickerScreen, when
 from aistack_tui.tui.widgets.entries import UserEntry
-from tests.fakes.fake_llm import Turn
+from fakes.fake_llm import Turn
 from tests.tui.conftest import screen_text, wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 from tests.tui.test_session_commands import TWO_WRITES, notices, send_two_writes

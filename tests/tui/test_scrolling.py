@@ -6,7 +6,7 @@ from __future__ import annotations
 from aistack_tui.tui.widgets.conversation import Conversation
 from aistack_tui.tui.widgets.entries import AssistantEntry, NoticeEntry, UserEntry
 from aistack_tui.tui.widgets.prompt_input import PromptInput
-from tests.fakes.fake_llm import Turn
+from fakes.fake_llm import Turn
 from tests.tui.conftest import screen_text, wait_for
 from tests.tui.test_app import entries, type_and_send
 

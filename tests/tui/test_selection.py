@@ -6,7 +6,7 @@ from textual.selection import Selection
 from textual.widget import Widget
 
 from aistack_tui.tui.widgets.tool_card import ToolCard
-from tests.fakes.fake_llm import ToolCall, Turn
+from fakes.fake_llm import ToolCall, Turn
 from tests.tui.conftest import wait_for
 from tests.tui.test_app import answered, type_and_send
 

@@ -10,7 +10,7 @@ from aistack_tui.llm import types as lt
 from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.screens.question import QuestionScreen
 from aistack_tui.tui.widgets.entries import NoticeEntry, UserEntry
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 

@@ -22,7 +22,7 @@ from aistack_tui.tools.diffs import file_diff
 from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.screens.setup import SetupScreen
 from aistack_tui.tui.widgets.entries import NoticeEntry
-from tests.fakes.fake_llm import Fault, Turn
+from fakes.fake_llm import Fault, Turn
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import entries, type_and_send
 

@@ -15,7 +15,7 @@ from rich.style import Style
 from aistack_tui.tui.widgets.entries import AssistantEntry
 from aistack_tui.tui.widgets.status_bar import StatusBar
 from aistack_tui.tui.widgets.welcome import git_branch
-from tests.fakes.fake_llm import Turn
+from fakes.fake_llm import Turn
 from tests.tui.conftest import MODEL, screen_text, wait_for
 from tests.tui.test_app import answered, entries, type_and_send
 

@@ -52,7 +52,7 @@ def fake_server_process(request: pytest.FixtureRequest, tmp_path: Path) -> Itera
     script.write_text(json.dumps(getattr(request, "param", EDIT_SCRIPT)))
     port_file = tmp_path / "port"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.fakes.fake_llm", "--script", str(script),
+        [sys.executable, "-m", "fakes.fake_llm", "--script", str(script),
          "--port-file", str(port_file), "--requests-log", str(tmp_path / "requests.jsonl")],
         cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fakes.fake_llm import FakeLLMServer, Turn
+from fakes.fake_llm import FakeLLMServer, Turn
 from tests.tui.test_tmux_e2e import AISTACK, _quote, _tmux, wait_screen
 
 pytestmark = [

@@ -14,7 +14,7 @@ from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.widgets.entries import ShellEntry, ToolEntry
 from aistack_tui.tui.widgets.messages import ShellMessage
 from aistack_tui.tui.widgets.tool_card import ToolCard
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 

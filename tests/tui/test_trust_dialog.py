@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from aistack_tui.tui.screens.question import TrustScreen
-from tests.fakes.fake_llm import Turn
+from fakes.fake_llm import Turn
 from tests.tui.conftest import screen_text, wait_for, wait_for_screen
 from tests.tui.test_app import SOURCE, answered, edit_turns, run_to_dialog
 from tests.tui.test_session_commands import notices

@@ -17,8 +17,8 @@ from aistack_tui.tui.screens.question import TrustScreen
 from aistack_tui.tui.typing_guard import DIALOG_GRACE_S, TYPING_BURST_S
 from aistack_tui.tui.widgets.entries import ToolEntry
 from aistack_tui.tui.widgets.prompt_input import PromptInput
-from tests.fakes.fake_clock import FakeClock
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_clock import FakeClock
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import SOURCE, answered, edit_turns, entries, type_and_send
 from tests.tui.test_trust_dialog import write

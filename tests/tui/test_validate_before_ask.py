@@ -9,7 +9,7 @@ import pytest
 
 from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.widgets.entries import ToolEntry
-from tests.fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.tui.conftest import wait_for
 from tests.tui.test_app import answered, entries, type_and_send
 

@@ -13,7 +13,7 @@ next of its faults first). Usage::
 
 CLI (for tmux end-to-end tests and benchmarks)::
 
-    python -m tests.fakes.fake_llm --script turns.json [--port N] [--port-file F]
+    python -m fakes.fake_llm --script turns.json [--port N] [--port-file F]
                                    [--requests-log F.jsonl]
 """
 
@@ -30,8 +30,8 @@ from typing import Any
 
 import uvicorn
 
-from tests.fakes.fake_llm_app import EXHAUSTED_MESSAGE, FakeLLMApp, Script
-from tests.fakes.fake_llm_types import (
+from fakes.fake_llm_app import EXHAUSTED_MESSAGE, FakeLLMApp, Script
+from fakes.fake_llm_types import (
     Fault,
     Provider,
     RecordedRequest,
@@ -41,7 +41,7 @@ from tests.fakes.fake_llm_types import (
     load_script,
     turn_from_json,
 )
-from tests.fakes.threaded_server import ThreadedServer, uvicorn_config
+from fakes.threaded_server import ThreadedServer, uvicorn_config
 
 __all__ = [
     "EXHAUSTED_MESSAGE",
@@ -64,7 +64,7 @@ class FakeLLMServer:
 
     def __init__(self, turns: list[Turn] | None = None, models: list[str] | None = None) -> None:
         """`models`: ids the models endpoints list instead of the recorded answers
-        (`tests/fakes/fake_models.py`)."""
+        (`fakes/fake_models.py`)."""
         self._script = Script()
         self._script.add(turns or [])
         self._models = models
@@ -152,7 +152,7 @@ class FakeLLMServer:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.fakes.fake_llm",
+    parser = argparse.ArgumentParser(prog="python -m fakes.fake_llm",
                                      description="Serve a scripted fake LLM on 127.0.0.1.")
     parser.add_argument("--script", required=True, type=Path,
                         help="JSON list of turns (fields as in Turn; faults as objects)")

@@ -27,14 +27,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from tests.fakes.fake_telegram_state import (
+from fakes.fake_telegram_state import (
     ApiCall,
     ApiError,
     BotState,
     ChatMessage,
     FloodLimits,
 )
-from tests.fakes.threaded_server import ThreadedServer
+from fakes.threaded_server import ThreadedServer
 
 __all__ = ["ApiCall", "ChatMessage", "FakeTelegramServer", "FloodLimits"]
 

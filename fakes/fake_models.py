@@ -7,7 +7,7 @@ with token limits and supported methods), and their contents follow what the rea
 endpoints and genai-prices list today: current models, a few deprecated ones with the
 dates their providers announce, and the speech, image and embedding models a real list
 mixes in.
-`tests/fakes_tests/test_fake_models.py` checks every entry against the SDK types.
+`fakes_tests/test_fake_models.py` checks every entry against the SDK types.
 """
 
 from __future__ import annotations

@@ -22,10 +22,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from tests.fakes import fake_llm_search as search_wire
-from tests.fakes import fake_llm_wire as wire
-from tests.fakes.fake_llm_types import Fault, Provider, RecordedRequest, Served, Turn
-from tests.fakes.fake_models import catalogues_from_ids, recorded_catalogues
+from fakes import fake_llm_search as search_wire
+from fakes import fake_llm_wire as wire
+from fakes.fake_llm_types import Fault, Provider, RecordedRequest, Served, Turn
+from fakes.fake_models import catalogues_from_ids, recorded_catalogues
 
 EXHAUSTED_MESSAGE = "fake LLM script exhausted"
 _FILLER = "Partial answer that will never finish because the connection drops. "
