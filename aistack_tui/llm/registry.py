@@ -51,7 +51,7 @@ KNOWN_PROVIDERS: dict[str, _BuiltIn] = {
 }
 ALIASES: dict[str, str] = {"gemini": "google"}
 DEFAULT_ORDER = ("anthropic", "openai", "google")
-"""Providers tried, in this order, when no model is configured (DESIGN §4)."""
+"""Providers tried, in this order, when no model is configured (docs/providers.md)."""
 
 _ADAPTERS: dict[ProviderKind, str] = {
     "anthropic": "aistack_tui.llm.anthropic:AnthropicProvider",
@@ -268,7 +268,7 @@ def create_provider(config: ProviderConfig, model: str, **options: Any) -> Provi
 
 
 def default_provider_from_env(env: Mapping[str, str]) -> str | None:
-    """The first of anthropic, openai, google whose key is set (DESIGN §4)."""
+    """The first of anthropic, openai, google whose key is set."""
     for name in DEFAULT_ORDER:
         if _env_value(env, KNOWN_PROVIDERS[name].key_env_vars):
             return name
