@@ -32,6 +32,7 @@ from aistack_tui.agent.ports import ApprovalRequest
 from aistack_tui.agent.subagents import SUBAGENT_MAX_TURNS, build_child_agent, run_child
 from aistack_tui.permissions.types import Decision, PermissionChecker, PermissionDenial
 from aistack_tui.tools.base import Tool, ToolArgs, ToolCallDisplay, ToolContext, ToolOutput
+from aistack_tui.tools.schema import CompactSpec
 
 if TYPE_CHECKING:
     from aistack_tui.agent.runtime import Agent
@@ -62,13 +63,11 @@ later steps need to know. If you cannot complete the step, start your reply with
 
 
 class PresentPlanArgs(ToolArgs):
-    steps: list[PlanStep] = Field(
-        description="The steps of the plan, in a sensible reading order"
-    )
+    steps: list[PlanStep] = Field(description="In a sensible reading order")
     goal: str = Field(default="", description="What the plan achieves, in one sentence")
 
 
-class PresentPlanTool(Tool[PresentPlanArgs]):
+class PresentPlanTool(CompactSpec, Tool[PresentPlanArgs]):
     name: ClassVar[str] = "PresentPlan"
     args_model: ClassVar[type[ToolArgs]] = PresentPlanArgs
     read_only: ClassVar[bool] = False

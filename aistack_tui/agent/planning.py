@@ -24,15 +24,10 @@ MAX_PARALLEL_STEPS = 4
 
 PLAN_MODE_PROMPT = """\
 # Plan mode
-When the permission mode is `plan`, edits and commands that change anything are denied.
-Investigate with read-only tools first, then call PresentPlan with a short list of \
-concrete steps; give each step an id, a title, the detail another engineer needs \
-(files, functions, the exact change) and `depends_on` for the steps that must finish \
-first. Steps without a dependency between them run at the same time, so only make a \
-step depend on another when it really needs its result. The user approves or rejects \
-the plan; on approval it runs with edits allowed (acceptEdits) and you get a report of \
-every step. If the user rejects it, revise the plan from their feedback and present it \
-again; do not try to edit files while in plan mode."""
+When the permission mode is `plan`, edits and commands that change anything are denied: \
+investigate with read-only tools, then present a plan with PresentPlan (its description \
+says how to write the steps). If the user rejects it, revise it from their feedback and \
+present it again; do not try to edit files while in plan mode."""
 
 
 class PlanError(ValueError):
@@ -47,16 +42,16 @@ class PlanStep(BaseModel):
     id: str = Field(
         min_length=1,
         max_length=40,
-        description="A short unique id for this step, e.g. 'A', 'parser' or '1'",
+        description="Short and unique, e.g. 'A' or 'parser'",
     )
-    title: str = Field(min_length=1, description="What this step does, in one line")
+    title: str = Field(min_length=1, description="What the step does, in one line")
     detail: str = Field(
         default="",
-        description="Everything needed to carry the step out: files, functions, the change",
+        description="Everything needed to carry it out",
     )
     depends_on: list[str] = Field(
         default_factory=list,
-        description="Ids of the steps that must be completed before this one starts",
+        description="Ids of the steps to complete first",
     )
 
     @field_validator("id", "title")

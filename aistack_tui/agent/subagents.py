@@ -31,6 +31,7 @@ from aistack_tui.tools.base import (
     ToolError,
     ToolOutput,
 )
+from aistack_tui.tools.schema import CompactSpec
 
 if TYPE_CHECKING:
     from aistack_tui.agent.runtime import Agent
@@ -53,12 +54,11 @@ GENERAL_PURPOSE = "general-purpose"
 
 
 class TaskArgs(ToolArgs):
-    description: str = Field(description="A short (3-5 word) description of the task")
-    prompt: str = Field(description="The full task for the subagent to perform")
+    description: str = Field(description="The task in 3-5 words")
+    prompt: str = Field(description="The complete task, with its context")
     subagent_type: str = Field(
         default=GENERAL_PURPOSE,
-        description="The type of subagent to use (one of the types listed in this tool's "
-        "description)",
+        description="One of the types listed above",
     )
 
 
@@ -80,7 +80,7 @@ class SubagentType:
     model_name: str = ""
 
 
-class TaskTool(Tool[TaskArgs]):
+class TaskTool(CompactSpec, Tool[TaskArgs]):
     name: ClassVar[str] = "Task"
     args_model: ClassVar[type[ToolArgs]] = TaskArgs
     read_only: ClassVar[bool] = False
@@ -96,8 +96,7 @@ class TaskTool(Tool[TaskArgs]):
 
     @property
     def description(self) -> str:
-        lines = [f"- {GENERAL_PURPOSE}: the default; your tools (but Task) and model, for "
-                 "research and multi-step tasks"]
+        lines = [f"- {GENERAL_PURPOSE}: the default; your tools (but Task) and model"]
         for t in self._types():
             tools = ", ".join(t.tools) if t.tools else "all tools"
             lines.append(f"- {t.name}: {t.description} (Tools: {tools})")

@@ -69,17 +69,19 @@ def clean_output(text: str) -> str:
 
 
 class BashArgs(ToolArgs):
-    command: str = Field(description="The command to run")
+    command: str
     timeout: int | None = Field(
         default=None,
         ge=1,
         le=MAX_TIMEOUT_MS,
-        description=f"Timeout in milliseconds (default {DEFAULT_TIMEOUT_MS}, max {MAX_TIMEOUT_MS})",
+        description=f"Milliseconds (default {DEFAULT_TIMEOUT_MS})",
     )
     description: str | None = Field(
         default=None, description="What the command does, in 5-10 words"
     )
-    run_in_background: bool = Field(default=False, description="Return at once with a shell id")
+    run_in_background: bool = Field(
+        default=False, description="Return at once with a shell id (for servers, watchers)"
+    )
 
 
 def _first_line(command: str, width: int = 100) -> str:

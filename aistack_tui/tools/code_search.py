@@ -19,6 +19,7 @@ from aistack_tui.tools.base import (
     ToolError,
     ToolOutput,
 )
+from aistack_tui.tools.schema import CompactSpec
 
 _OFF = (
     "The code index is turned off for this session (started with --no-knowledge or "
@@ -29,12 +30,12 @@ _OFF = (
 class CodeSearchArgs(ToolArgs):
     query: str = Field(
         min_length=1,
-        description="What the code does, in plain words, or identifiers to look for",
+        description="What the code does in plain words, or identifiers",
     )
-    limit: int = Field(default=8, ge=1, le=30, description="Maximum results (default 8)")
+    limit: int = Field(default=8, ge=1, le=30, description="Maximum results")
 
 
-class CodeSearchTool(Tool[CodeSearchArgs]):
+class CodeSearchTool(CompactSpec, Tool[CodeSearchArgs]):
     name = "CodeSearch"
     args_model = CodeSearchArgs
     read_only = True

@@ -39,9 +39,9 @@ from aistack_tui.tools.write import FileChange, apply_change, with_base
 
 
 class EditArgs(ToolArgs):
-    file_path: str = Field(description="Path of the file to modify")
-    old_string: str = Field(description="The exact text to replace")
-    new_string: str = Field(description="The text to replace it with (must differ)")
+    file_path: str
+    old_string: str = Field(description="Exact text to replace")
+    new_string: str = Field(description="Its replacement (must differ)")
     replace_all: bool = Field(default=False, description="Replace every occurrence")
 
 
@@ -56,9 +56,9 @@ class EditOperation(BaseModel):
 
 
 class MultiEditArgs(ToolArgs):
-    file_path: str = Field(description="Path of the file to modify")
+    file_path: str
     edits: list[EditOperation] = Field(
-        min_length=1, description="Edits applied in order; all succeed or none is applied"
+        min_length=1
     )
 
 

@@ -35,9 +35,9 @@ _GLOB_CHARS = set("*?[{")
 
 
 class GlobArgs(ToolArgs):
-    pattern: str = Field(description='Glob to match, e.g. "**/*.py" or "src/**/*.ts"')
+    pattern: str
     path: str | None = Field(
-        default=None, description="Directory to search in (default: the working directory)"
+        default=None, description="Directory to search (default: working directory)"
     )
 
 

@@ -40,25 +40,26 @@ MAX_CONTENT_LINES = 500
 
 
 class GrepArgs(ToolArgs):
-    pattern: str = Field(description="Regular expression (ripgrep syntax)")
+    pattern: str
     path: str | None = Field(
         default=None, description="File or directory to search (default: working directory)"
     )
-    glob: str | None = Field(default=None, description='Filter files, e.g. "*.js", "*.{ts,tsx}"')
-    type: str | None = Field(default=None, description="File type, e.g. py, js, rust")
+    glob: str | None = None
+    type: str | None = None
     output_mode: Literal["content", "files_with_matches", "count"] = Field(
         default="files_with_matches",
-        description="content: matching lines; files_with_matches: paths; count: per file",
+        description="content: matching lines; files_with_matches: paths, newest first; "
+        "count: matches per file",
     )
     case_insensitive: bool = Field(default=False, alias="-i", description="Ignore case")
     line_numbers: bool = Field(
-        default=True, alias="-n", description="Show line numbers (content mode)"
+        default=True, alias="-n", description="Line numbers (content mode)"
     )
     after: int | None = Field(default=None, alias="-A", ge=0, description="Lines after a match")
     before: int | None = Field(default=None, alias="-B", ge=0, description="Lines before a match")
     context: int | None = Field(default=None, alias="-C", ge=0, description="Lines around a match")
     head_limit: int | None = Field(
-        default=None, ge=1, description="Return only the first N lines/entries"
+        default=None, ge=1, description="Keep only the first N results"
     )
 
 

@@ -30,8 +30,10 @@ ALWAYS_SKIPPED = frozenset({".git"})
 
 
 class LSArgs(ToolArgs):
-    path: str = Field(description="Directory to list (absolute or relative to cwd)")
-    ignore: list[str] | None = Field(default=None, description="Glob patterns of names to skip")
+    path: str
+    ignore: list[str] | None = Field(
+        default=None, description="Name globs to skip, e.g. node_modules, *.pyc"
+    )
 
 
 def _ignored(name: str, patterns: list[str]) -> bool:

@@ -22,6 +22,7 @@ from aistack_tui.tools.base import (
     ToolError,
     ToolOutput,
 )
+from aistack_tui.tools.schema import CompactSpec
 from aistack_tui.tools.services import MemoryStore
 
 _OFF = "Memory is turned off for this session (started with --no-memory or unavailable)."
@@ -35,11 +36,13 @@ def _manager(ctx: ToolContext) -> MemoryStore:
 
 
 class MemorySearchArgs(ToolArgs):
-    query: str = Field(min_length=1, description="What to look for, in plain words")
-    limit: int = Field(default=8, ge=1, le=50, description="Maximum results (default 8)")
+    query: str = Field(
+        min_length=1, description="Plain words; exact names (tools, files, services) help"
+    )
+    limit: int = Field(default=8, ge=1, le=50, description="Maximum results")
 
 
-class MemorySearchTool(Tool[MemorySearchArgs]):
+class MemorySearchTool(CompactSpec, Tool[MemorySearchArgs]):
     name = "MemorySearch"
     args_model = MemorySearchArgs
     read_only = True
@@ -79,16 +82,17 @@ class MemorySearchTool(Tool[MemorySearchArgs]):
 
 class MemoryWriteArgs(ToolArgs):
     content: str = Field(
-        min_length=1, description="One self-contained fact, preference or decision to keep"
+        min_length=1,
+        description="One self-contained sentence that makes sense without this conversation",
     )
     kind: Literal["semantic", "profile", "episodic"] = Field(
         default="semantic",
-        description="semantic: project facts (default); profile: about the user, "
-        "applies in every project; episodic: something that happened",
+        description="semantic: a project fact; profile: about the user, for every project; "
+        "episodic: something that happened",
     )
 
 
-class MemoryWriteTool(Tool[MemoryWriteArgs]):
+class MemoryWriteTool(CompactSpec, Tool[MemoryWriteArgs]):
     name = "MemoryWrite"
     args_model = MemoryWriteArgs
     read_only = True

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
-
 from aistack_tui.beneath import Location
 from aistack_tui.permissions.targets import PathWrite, PermissionTarget
 from aistack_tui.tools.base import (
@@ -42,9 +40,9 @@ from aistack_tui.tools.write import FileChange, apply_change
 
 
 class NotebookEditArgs(ToolArgs):
-    notebook_path: str = Field(description="Path of the .ipynb notebook")
-    cell_id: str | None = Field(default=None, description="The cell, as Read shows its id")
-    new_source: str = Field(description="The cell's new source")
+    notebook_path: str
+    cell_id: str | None = None
+    new_source: str
     cell_type: Literal["code", "markdown"] | None = None
     edit_mode: Literal["replace", "insert", "delete"] = "replace"
 

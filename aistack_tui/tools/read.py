@@ -63,11 +63,11 @@ _IMAGE_MAGIC: list[tuple[bytes, str]] = [
 
 
 class ReadArgs(ToolArgs):
-    file_path: str = Field(description="Path of the file to read (absolute or relative to cwd)")
+    file_path: str
     offset: int | None = Field(
-        default=None, ge=0, description="Line number to start reading from (1-based)"
+        default=None, ge=0, description="First line to read (1-based)"
     )
-    limit: int | None = Field(default=None, ge=1, description="Number of lines to read")
+    limit: int | None = Field(default=None, ge=1, description="How many lines")
 
 
 @dataclass(slots=True)

@@ -24,7 +24,7 @@ from aistack_tui.tools.schema import CompactSpec
 
 
 class SkillArgs(ToolArgs):
-    name: str = Field(min_length=1, description="The skill's name, as listed in the prompt")
+    name: str = Field(min_length=1, description="The skill's name as listed")
 
 
 class SkillTool(CompactSpec, Tool[SkillArgs]):

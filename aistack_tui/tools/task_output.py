@@ -33,7 +33,7 @@ MAX_WAIT_MS = 600_000
 
 
 class TaskOutputArgs(ToolArgs):
-    task_id: str = Field(description="The background shell's id")
+    task_id: str = Field(description="The background shell's id, from Bash")
     block: bool = True
     timeout: int = Field(default=DEFAULT_WAIT_MS, ge=0, le=MAX_WAIT_MS)
     filter: str | None = None

@@ -35,7 +35,7 @@ class TodoArg(BaseModel):
 
 
 class TodoWriteArgs(ToolArgs):
-    todos: list[TodoArg] = Field(description="The complete, updated todo list")
+    todos: list[TodoArg]
 
 
 def render_todos(todos: list[TodoItem]) -> str:

@@ -57,9 +57,9 @@ _DROP_TAGS = ("script", "style", "noscript", "template", "svg", "iframe", "canva
 
 
 class WebFetchArgs(ToolArgs):
-    url: str = Field(description="The http(s) URL to fetch")
+    url: str
     prompt: str | None = Field(
-        default=None, description="What to look for in the page (shown above the content)"
+        default=None, description="What you are looking for (shown above the content)"
     )
 
 

@@ -37,12 +37,12 @@ MAX_SOURCES = 20
 
 
 class WebSearchArgs(ToolArgs):
-    query: str = Field(min_length=2, description="The search query")
+    query: str = Field(min_length=2)
     allowed_domains: list[str] | None = Field(
-        default=None, description="Only include results from these domains"
+        default=None, description="Only results from these domains"
     )
     blocked_domains: list[str] | None = Field(
-        default=None, description="Never include results from these domains"
+        default=None, description="No results from these domains"
     )
 
 

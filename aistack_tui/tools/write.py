@@ -42,8 +42,8 @@ from aistack_tui.tools.schema import CompactSpec
 
 
 class WriteArgs(ToolArgs):
-    file_path: str = Field(description="Path of the file to write (absolute or relative to cwd)")
-    content: str = Field(description="The full content of the file")
+    file_path: str
+    content: str = Field(description="The whole new content")
 
 
 @dataclass(slots=True)
