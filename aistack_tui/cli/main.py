@@ -187,16 +187,17 @@ def _start_run(args: argparse.Namespace, print_mode: bool, prompt: str) -> int:
             **headless_options(args),
         )
         if not print_mode:
-            gc.enable()  # the TUI manages its own start-up
             if args.resume == "":
                 config.resume = ""  # the TUI opens its session picker
             if _wants_line_mode(args):
+                gc.enable()  # line mode manages its own start-up
                 from aistack_tui.linemode.repl import run_line_mode
                 from aistack_tui.shutdown.run import run_front_end
 
                 return run_front_end(run_line_mode(config, prompt or None))
             from aistack_tui.tui.app import run_tui
 
+            # The GC stays paused until the app's first frame: the app resumes it then.
             return run_tui(config, prompt or None)
         if args.resume == "":
             return _usage("-r/--resume needs a session id in print mode")

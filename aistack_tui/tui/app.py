@@ -17,17 +17,13 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import events, work
 from textual.app import App
 from textual.binding import Binding, BindingType
 from textual.worker import Worker, WorkerState
 
-from aistack_tui.agent.ports import ApprovalRequest
-from aistack_tui.bootstrap import open_session
-from aistack_tui.llm import types as lt
-from aistack_tui.permissions.types import PermissionMode
 from aistack_tui.session import input as typed
 from aistack_tui.session.config import (
     NoProviderError,
@@ -37,26 +33,19 @@ from aistack_tui.session.config import (
     save_credential,
 )
 from aistack_tui.session.history import HISTORY_FILE
-from aistack_tui.session.live import LiveSession
 from aistack_tui.session.mentions import FileIndex
 from aistack_tui.settings.layers import ConfigError
-from aistack_tui.settings.trust import TrustItem
 from aistack_tui.shutdown.hangup import on_end_signals
 from aistack_tui.shutdown.status import EXIT_HANGUP, EXIT_TERMINATED
 from aistack_tui.tui import slash
 from aistack_tui.tui.approval import ScreenApprover
-from aistack_tui.tui.bridge import TurnBridge
 from aistack_tui.tui.commands import all_commands
 from aistack_tui.tui.mcp_status import McpWatch
 from aistack_tui.tui.model_catalogue import ModelCatalogue
 from aistack_tui.tui.notify import app_notifier
 from aistack_tui.tui.pickers import pick_model, pick_session
-from aistack_tui.tui.renderer import EventRenderer, Level, history_entries
-from aistack_tui.tui.screens.elicitation import ScreenElicitation
 from aistack_tui.tui.screens.main import MainScreen
 from aistack_tui.tui.screens.question import TrustScreen, ask
-from aistack_tui.tui.screens.rewind import pick_rewind
-from aistack_tui.tui.screens.setup import LOCAL_SERVERS, SetupChoice, SetupScreen
 from aistack_tui.tui.typeahead import KeysBeforeFirstFrame
 from aistack_tui.tui.typing_guard import Clock, TypingGuard
 from aistack_tui.tui.widgets.conversation import DEFAULT_WINDOW, Conversation
@@ -65,6 +54,18 @@ from aistack_tui.tui.widgets.prompt_input import PromptHistory, PromptInput
 from aistack_tui.tui.widgets.status_bar import STARTING, StatusBar
 from aistack_tui.tui.widgets.todo_panel import TodoPanel
 from aistack_tui.tui.widgets.welcome import WelcomeHeader
+
+# Only what paints the first frame (the prompt) is imported up front; the session, the
+# renderer and the dialogs are imported when first used, after it (docs/benchmarks.md).
+if TYPE_CHECKING:
+    from aistack_tui.agent.ports import ApprovalRequest
+    from aistack_tui.llm import types as lt
+    from aistack_tui.permissions.types import PermissionMode
+    from aistack_tui.session.live import LiveSession
+    from aistack_tui.settings.trust import TrustItem
+    from aistack_tui.tui.bridge import TurnBridge
+    from aistack_tui.tui.renderer import EventRenderer, Level
+    from aistack_tui.tui.screens.setup import SetupChoice
 
 QUIT_WINDOW_S = 2.0
 SHELL_TIMEOUT_S = 120.0
@@ -88,10 +89,11 @@ class AistackApp(App[int]):
         initial_prompt: str | None = None,
         *,
         window: int = DEFAULT_WINDOW,
-        local_servers: tuple[tuple[str, int], ...] = LOCAL_SERVERS,
+        local_servers: tuple[tuple[str, int], ...] | None = None,
         clock: Clock = time.monotonic,
     ) -> None:
-        """`clock` times keystrokes for the dialogs' typing guard (tests drive it)."""
+        """`local_servers`: what the setup screen probes (None: the usual ones); `clock`
+        times keystrokes for the dialogs' typing guard (tests drive both)."""
         super().__init__()
         self.config = config
         self.initial_prompt = initial_prompt
@@ -164,6 +166,14 @@ class AistackApp(App[int]):
     def on_ready(self) -> None:
         """After the first frame: only now start the heavy work (STYLE §13)."""
         self._typed_ahead.replay(self.prompt)
+        if not gc.isenabled():
+            # The CLI paused the GC for start-up (`cli/main.py`); what start-up built lives
+            # as long as the app, so it is exempted before collection resumes.
+            gc.freeze()
+            gc.enable()
+        from aistack_tui.tui.bridge import TurnBridge
+        from aistack_tui.tui.renderer import EventRenderer
+
         self.renderer = EventRenderer(
             self.conversation, self.status, self.main.query_one(TodoPanel)
         )
@@ -179,13 +189,16 @@ class AistackApp(App[int]):
 
     @work(exclusive=True, group="session")
     async def start_session(self) -> None:
+        from aistack_tui.bootstrap import open_session
+
         try:
             self.session = await open_session(self.config, self.approver, interactive=True)
         except NoProviderError as e:
+            from aistack_tui.tui.screens.setup import LOCAL_SERVERS, SetupScreen
+
             self.status.set_busy("")
-            self.push_screen(
-                SetupScreen(str(e), self.local_servers), callback=self._setup_done
-            )
+            servers = LOCAL_SERVERS if self.local_servers is None else self.local_servers
+            self.push_screen(SetupScreen(str(e), servers), callback=self._setup_done)
             return
         except ConfigError as e:
             self.error_message = f"aistack: {e}"
@@ -216,6 +229,9 @@ class AistackApp(App[int]):
             self.status.set_busy(STARTING)
 
     async def _session_ready(self) -> None:
+        from aistack_tui.tui.renderer import history_entries
+        from aistack_tui.tui.screens.elicitation import ScreenElicitation
+
         session = self.require_session()
         self.status.set_busy("")
         self.notifier.idle()
@@ -301,6 +317,8 @@ class AistackApp(App[int]):
         await self.notice("Started a new conversation.")
 
     async def resume_session(self, session_id: str) -> None:
+        from aistack_tui.tui.renderer import history_entries
+
         session = self.require_session()
         if self.busy:
             await self.notice("Wait for the agent to finish (or press Esc) first.", "warning")
@@ -342,6 +360,8 @@ class AistackApp(App[int]):
 
     def open_rewind_list(self) -> None:
         """Esc Esc: the turns to rewind to, then `/rewind N` for the one chosen."""
+        from aistack_tui.tui.screens.rewind import pick_rewind
+
         self.run_worker(pick_rewind(self), group="picker")
 
     def open_model_picker(self) -> None:

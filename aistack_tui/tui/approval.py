@@ -20,7 +20,6 @@ from typing import Any
 from textual.app import App
 
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
-from aistack_tui.tui.screens.confirm import ConfirmAnswer, ConfirmScreen
 
 
 class ScreenApprover:
@@ -50,6 +49,10 @@ class ScreenApprover:
 
     async def _ask(self, request: ApprovalRequest) -> ApprovalDecision:
         loop = asyncio.get_running_loop()
+        # The dialog (diff views, Rich's syntax) loads with the first question, not
+        # before the app's first frame.
+        from aistack_tui.tui.screens.confirm import ConfirmAnswer, ConfirmScreen
+
         answer: asyncio.Future[ConfirmAnswer] = loop.create_future()
 
         def resolve(result: ConfirmAnswer | None) -> None:

@@ -5,9 +5,10 @@ and how to retry)."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aistack_tui.tui.renderer import Level
+if TYPE_CHECKING:  # the renderer loads after the app's first frame
+    from aistack_tui.tui.renderer import Level
 
 
 class McpWatch:

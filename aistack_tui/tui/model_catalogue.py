@@ -10,9 +10,11 @@ and merges what they answer (`fill`); an endpoint that fails or stays silent for
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
-from aistack_tui.session.live import LiveSession
-from aistack_tui.tui.screens.model_picker import ModelPickerScreen
+if TYPE_CHECKING:  # the app builds a catalogue before its first frame; the picker comes later
+    from aistack_tui.session.live import LiveSession
+    from aistack_tui.tui.screens.model_picker import ModelPickerScreen
 
 MODELS_ENDPOINT_TIMEOUT_S = 8.0
 """How long the model picker waits for a models endpoint before saying it failed."""

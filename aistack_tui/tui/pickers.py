@@ -9,9 +9,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from textual.app import App
 
-from aistack_tui.tui.screens.model_picker import ModelPickerScreen
-from aistack_tui.tui.screens.sessions import SessionPickerScreen
-
 if TYPE_CHECKING:
     from aistack_tui.session.live import LiveSession
     from aistack_tui.tui.model_catalogue import ModelCatalogue
@@ -36,6 +33,8 @@ class PickerHost(Protocol):
 
 
 async def pick_session(host: PickerHost) -> None:
+    from aistack_tui.tui.screens.sessions import SessionPickerScreen  # after the first frame
+
     session = host.require_session()
     sessions = await session.list_sessions()
     prompts = await session.first_prompts([s.id for s in sessions[:PICKER_PROMPTS]])
@@ -47,6 +46,8 @@ async def pick_session(host: PickerHost) -> None:
 
 
 async def pick_model(host: PickerHost) -> None:
+    from aistack_tui.tui.screens.model_picker import ModelPickerScreen  # after the first frame
+
     session = host.require_session()
     app = host.textual_app
     # Open at once on the offline catalogue (built in the background after start);

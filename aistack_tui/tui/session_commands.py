@@ -17,7 +17,6 @@ from rich.text import Text
 from aistack_tui.session.reports import restore_lines, turn_listing
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.tui.agents_md import skeleton
-from aistack_tui.tui.renderer import history_entries
 from aistack_tui.tui.screens.question import QuestionScreen, ask
 from aistack_tui.tui.slash import CommandHost, SlashRegistry
 
@@ -393,6 +392,8 @@ async def _rewind(app: CommandHost, args: str) -> None:
     if not result.ok:
         await app.notice(_result_text(result), "warning")
         return
+    from aistack_tui.tui.renderer import history_entries  # not before the first frame
+
     await app.conversation.load(history_entries(session.messages, session.replay_display))
     await app.notice(_result_text(result))
     prompt = result.prompt

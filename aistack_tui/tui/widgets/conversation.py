@@ -29,21 +29,24 @@ from aistack_tui.tui.widgets.entries import (
     Transcript,
     UserEntry,
 )
-from aistack_tui.tui.widgets.messages import (
-    AssistantMessage,
-    FrozenAnswer,
-    NoticeMessage,
-    ShellMessage,
-    ThinkingMessage,
-    UserMessage,
-)
-from aistack_tui.tui.widgets.tool_card import ToolCard
 
 DEFAULT_WINDOW = 60
 PAGE = 30
 
 
 def widget_for(entry: Entry) -> Widget:
+    # The message widgets bring markdown-it, Rich's markdown and syntax and pygments: they
+    # are imported with the first entry, not before the empty conversation's first frame.
+    from aistack_tui.tui.widgets.messages import (
+        AssistantMessage,
+        FrozenAnswer,
+        NoticeMessage,
+        ShellMessage,
+        ThinkingMessage,
+        UserMessage,
+    )
+    from aistack_tui.tui.widgets.tool_card import ToolCard
+
     match entry:
         case UserEntry():
             return UserMessage(entry)
@@ -181,6 +184,9 @@ class Conversation(VerticalScroll):
 
     def sync(self, entry: Entry) -> None:
         """Redraw the widget of an entry the renderer changed, if it is mounted."""
+        from aistack_tui.tui.widgets.messages import NoticeMessage, ThinkingMessage, UserMessage
+        from aistack_tui.tui.widgets.tool_card import ToolCard
+
         widget = self._widgets.get(id(entry))
         if isinstance(widget, ToolCard | UserMessage | ThinkingMessage | NoticeMessage):
             widget.sync()
