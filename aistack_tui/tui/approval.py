@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.app import App
 
-from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
+if TYPE_CHECKING:  # built before the app's first frame; the first question loads these
+    from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
 
 
 class ScreenApprover:
@@ -49,8 +50,7 @@ class ScreenApprover:
 
     async def _ask(self, request: ApprovalRequest) -> ApprovalDecision:
         loop = asyncio.get_running_loop()
-        # The dialog (diff views, Rich's syntax) loads with the first question, not
-        # before the app's first frame.
+        from aistack_tui.agent.ports import ApprovalDecision
         from aistack_tui.tui.screens.confirm import ConfirmAnswer, ConfirmScreen
 
         answer: asyncio.Future[ConfirmAnswer] = loop.create_future()
