@@ -46,6 +46,8 @@ from aistack_tui.tui.notify import app_notifier
 from aistack_tui.tui.pickers import pick_model, pick_session
 from aistack_tui.tui.screens.main import MainScreen
 from aistack_tui.tui.screens.question import TrustScreen, ask
+from aistack_tui.tui.screens.rewind import pick_rewind
+from aistack_tui.tui.screens.setup import LOCAL_SERVERS, SetupChoice, SetupScreen
 from aistack_tui.tui.typeahead import KeysBeforeFirstFrame
 from aistack_tui.tui.typing_guard import Clock, TypingGuard
 from aistack_tui.tui.widgets.conversation import DEFAULT_WINDOW, Conversation
@@ -65,7 +67,6 @@ if TYPE_CHECKING:
     from aistack_tui.settings.trust import TrustItem
     from aistack_tui.tui.bridge import TurnBridge
     from aistack_tui.tui.renderer import EventRenderer, Level
-    from aistack_tui.tui.screens.setup import SetupChoice
 
 QUIT_WINDOW_S = 2.0
 SHELL_TIMEOUT_S = 120.0
@@ -89,11 +90,10 @@ class AistackApp(App[int]):
         initial_prompt: str | None = None,
         *,
         window: int = DEFAULT_WINDOW,
-        local_servers: tuple[tuple[str, int], ...] | None = None,
+        local_servers: tuple[tuple[str, int], ...] = LOCAL_SERVERS,
         clock: Clock = time.monotonic,
     ) -> None:
-        """`local_servers`: what the setup screen probes (None: the usual ones); `clock`
-        times keystrokes for the dialogs' typing guard (tests drive both)."""
+        """`clock` times keystrokes for the dialogs' typing guard (tests drive it)."""
         super().__init__()
         self.config = config
         self.initial_prompt = initial_prompt
@@ -166,9 +166,7 @@ class AistackApp(App[int]):
     def on_ready(self) -> None:
         """After the first frame: only now start the heavy work (STYLE §13)."""
         self._typed_ahead.replay(self.prompt)
-        if not gc.isenabled():
-            # The CLI paused the GC for start-up (`cli/main.py`); what start-up built lives
-            # as long as the app, so it is exempted before collection resumes.
+        if not gc.isenabled():  # paused by the CLI for start-up, whose objects live on
             gc.freeze()
             gc.enable()
         from aistack_tui.tui.bridge import TurnBridge
@@ -194,11 +192,10 @@ class AistackApp(App[int]):
         try:
             self.session = await open_session(self.config, self.approver, interactive=True)
         except NoProviderError as e:
-            from aistack_tui.tui.screens.setup import LOCAL_SERVERS, SetupScreen
-
             self.status.set_busy("")
-            servers = LOCAL_SERVERS if self.local_servers is None else self.local_servers
-            self.push_screen(SetupScreen(str(e), servers), callback=self._setup_done)
+            self.push_screen(
+                SetupScreen(str(e), self.local_servers), callback=self._setup_done
+            )
             return
         except ConfigError as e:
             self.error_message = f"aistack: {e}"
@@ -360,8 +357,6 @@ class AistackApp(App[int]):
 
     def open_rewind_list(self) -> None:
         """Esc Esc: the turns to rewind to, then `/rewind N` for the one chosen."""
-        from aistack_tui.tui.screens.rewind import pick_rewind
-
         self.run_worker(pick_rewind(self), group="picker")
 
     def open_model_picker(self) -> None:

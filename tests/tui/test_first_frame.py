@@ -37,8 +37,9 @@ LOADED_LATER = (
     "aistack_tui.tui.bridge",
     "aistack_tui.tui.widgets.messages",
     "aistack_tui.tui.screens.confirm",
-    "aistack_tui.tui.screens.setup",
     "aistack_tui.tui.screens.model_picker",
+    "aistack_tui.tui.screens.elicitation",
+    "aistack_tui.checkpoints.manager",
     "markdown_it",
     "pygments",
     "rich.markdown",
@@ -67,5 +68,6 @@ async def test_the_gc_paused_for_start_up_is_resumed_after_the_first_frame(make_
             await wait_for(pilot, lambda: app.renderer is not None)
             assert gc.isenabled()
             assert gc.get_freeze_count() > frozen_before  # start-up's objects exempted
+            await wait_for(pilot, lambda: app.session is not None)  # then quit cleanly
     finally:
         gc.enable()

@@ -19,9 +19,8 @@ from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from aistack_tui.checkpoints.manager import TurnRecord
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # checkpoints load with the session, after the app's first frame
+    from aistack_tui.checkpoints.manager import TurnRecord
     from aistack_tui.session.live import LiveSession
     from aistack_tui.tui.renderer import Level
     from aistack_tui.tui.widgets.prompt_input import PromptInput
