@@ -195,7 +195,7 @@ def _start_run(args: argparse.Namespace, print_mode: bool, prompt: str) -> int:
                 from aistack_tui.shutdown.run import run_front_end
 
                 return run_front_end(run_line_mode(config, prompt or None))
-            from aistack_tui.tui.app import run_tui
+            from aistack_tui.tui.run import run_tui
 
             # The GC stays paused until the app's first frame: the app resumes it then.
             return run_tui(config, prompt or None)

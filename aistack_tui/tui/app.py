@@ -1,7 +1,7 @@
 """The Textual app: session lifecycle, input dispatch and the global keys.
 
-The first frame is painted before anything heavy happens (STYLE §13): the session (SDK
-import, stores, engine) is opened in a background worker after mount. Events flow
+The first frame (a prompt to type in) is painted before anything heavy happens: the
+session (SDK import, stores, engine) is opened in a background worker after mount. Events flow
 agent → `TurnBridge` (the one worker iterating the stream) → `EventRenderer` → widgets;
 this module only decides what a submitted prompt means (command, shell, steering,
 prompt) and owns the app-wide keys.
@@ -12,8 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import os
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -35,8 +33,6 @@ from aistack_tui.session.config import (
 from aistack_tui.session.history import HISTORY_FILE
 from aistack_tui.session.mentions import FileIndex
 from aistack_tui.settings.layers import ConfigError
-from aistack_tui.shutdown.hangup import on_end_signals
-from aistack_tui.shutdown.status import EXIT_HANGUP, EXIT_TERMINATED
 from aistack_tui.tui import slash
 from aistack_tui.tui.approval import ScreenApprover
 from aistack_tui.tui.commands import all_commands
@@ -164,7 +160,7 @@ class AistackApp(App[int]):
         return self.main
 
     def on_ready(self) -> None:
-        """After the first frame: only now start the heavy work (STYLE §13)."""
+        """After the first frame: only now start the heavy work."""
         self._typed_ahead.replay(self.prompt)
         if not gc.isenabled():  # paused by the CLI for start-up, whose objects live on
             gc.freeze()
@@ -591,22 +587,3 @@ class AistackApp(App[int]):
     def _on_ask(self, request: ApprovalRequest) -> None:
         self.status.set_busy("waiting for approval")
         self.notifier.approval_asked(request.display.summary or request.tool_name)
-
-
-def run_tui(config: RunConfig, initial_prompt: str | None) -> int:
-    """Run the TUI until the user quits; returns the process exit code."""
-    app = AistackApp(config, initial_prompt)
-    mouse = os.environ.get("AISTACK_NO_MOUSE", "") in ("", "0")
-    app._mouse_enabled = mouse
-    with on_end_signals(lambda status: app.call_later(app.hang_up, status)):
-        code = app.run(mouse=mouse)
-    if app.return_code in (EXIT_HANGUP, EXIT_TERMINATED):
-        return app.return_code  # the messages below may have no one left to read them
-    if app.error_message:
-        print(app.error_message, file=sys.stderr)
-    if app.exit_message:
-        print(app.exit_message)
-    if isinstance(code, int):
-        return code
-    return app.return_code or 0
-

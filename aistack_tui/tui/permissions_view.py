@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from aistack_tui.permissions.types import Behavior
-from aistack_tui.session.live import RuleTarget
+from aistack_tui.session.permission_views import RuleTarget
 from aistack_tui.settings.layers import ConfigError
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, RadioButton, RadioSet, Static
 
 from aistack_tui.permissions.types import Behavior
-from aistack_tui.session.live import RuleTarget
+from aistack_tui.session.permission_views import RuleTarget
 from aistack_tui.settings.layers import ConfigError
 
 AddRule = Callable[[Behavior, str, RuleTarget], str]
