@@ -497,16 +497,7 @@ def build_sandbox(config: RunConfig, engine: PermissionEngine) -> tuple[Sandbox 
     settings = config.loaded.settings
     if settings.sandbox == "off":
         return None, ""
-    try:
-        sandbox, notice = detect_sandbox(
-            settings.sandbox,
-            settings.sandbox_network,
-            project_root=config.project_root,
-            writable=list(engine.additional_directories),
-        )
-    except SandboxError as e:
-        raise ConfigError(f"sandbox: {e}") from e
-    sandbox.exposure = ExposurePolicy(
+    exposure = ExposurePolicy(
         [engine.project_root, *engine.additional_directories],
         engine.home,
         hides=engine.hidden_from_commands,
@@ -515,8 +506,18 @@ def build_sandbox(config: RunConfig, engine: PermissionEngine) -> tuple[Sandbox 
         secret_files=[config.home / CREDENTIALS_FILE],
         aistack_home=config.home,
     )
+    try:
+        sandbox, notice = detect_sandbox(
+            settings.sandbox,
+            settings.sandbox_network,
+            project_root=config.project_root,
+            writable=list(engine.additional_directories),
+            exposure=exposure,
+        )
+    except SandboxError as e:
+        raise ConfigError(f"sandbox: {e}") from e
     if sandbox.confined:
-        sandbox.exposure.prefetch()
+        exposure.prefetch()
     engine.kernel_enforced = sandbox.confined
     # Said once: where no sandbox starts, the parser is the only wall. A working sandbox
     # is the normal case and needs no line of its own.

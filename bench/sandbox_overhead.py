@@ -126,8 +126,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="aistack-sandbox-bench-") as tmp:
         root, home = make_project(Path(tmp), args.files)
-        sandbox = BubblewrapSandbox([root], bwrap=bwrap)
-        sandbox.exposure = exposure_for(root, home)
+        sandbox = BubblewrapSandbox([root], bwrap=bwrap, exposure=exposure_for(root, home))
 
         # The walk, on its own: cold is a fresh ExposurePolicy, warm the cached scan.
         cold = []
@@ -176,8 +175,9 @@ def main() -> None:
                     ("read tier, tool path, turn between", READ_ONLY_GRANT),
                     ("write tier, tool path, turn between", APPROVED_GRANT),
                 ):
-                    own = BubblewrapSandbox([root], bwrap=bwrap)
-                    own.exposure = exposure_for(root, home)
+                    own = BubblewrapSandbox([root], bwrap=bwrap,
+                                            exposure=exposure_for(root, home))
+                    assert own.exposure is not None
                     values: list[float] = []
                     for _ in range(args.runs):
                         own.exposure.settle()

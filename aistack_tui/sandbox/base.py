@@ -55,10 +55,12 @@ class Sandbox(ABC):
     confined: bool = False
     """True when the OS enforces the boundary; False when only our path checks do."""
 
-    def __init__(self, roots: Sequence[Path] = ()) -> None:
+    def __init__(
+        self, roots: Sequence[Path] = (), *, exposure: ExposurePolicy | None = None
+    ) -> None:
         self.roots = [Path(r).expanduser().resolve() for r in roots]
-        self.exposure: ExposurePolicy | None = None
-        """Set by the session: the engine's rules turned into masks for each command."""
+        self.exposure = exposure
+        """The engine's rules turned into masks for each command (None: no masks)."""
 
     def policy_for(self, grant: ExecGrant, cwd: Path) -> ExecPolicy:
         """The confinement of one command the engine allowed with `grant`.

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from aistack_tui.permissions.paths import is_within
 from aistack_tui.sandbox.base import Sandbox, temp_dirs
-from aistack_tui.sandbox.policy import ExecPolicy, release_placeholders
+from aistack_tui.sandbox.policy import ExecPolicy, ExposurePolicy, release_placeholders
 from aistack_tui.sandbox.scratch import ScratchDirs, git_config_env
 
 PROBE_TIMEOUT = 10.0
@@ -44,8 +44,9 @@ class BubblewrapSandbox(Sandbox):
         temp: Sequence[Path] | None = None,
         bwrap: str = "bwrap",
         scratch: ScratchDirs | None = None,
+        exposure: ExposurePolicy | None = None,
     ) -> None:
-        super().__init__(roots)
+        super().__init__(roots, exposure=exposure)
         self.allow_network = allow_network
         self.writable = [Path(w).expanduser().resolve() for w in writable]
         self.temp = temp_dirs() if temp is None else [Path(t).resolve() for t in temp]

@@ -13,8 +13,8 @@ from aistack_tui.llm.models_endpoint import refresh
 from aistack_tui.llm.registry import resolve_provider_config
 from aistack_tui.skills.agents import AgentSet, agent_locations, alias_model, load_agent
 from aistack_tui.subagent_types import known_claude_models
-from tests.agent.test_runtime import collect, start
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.agent.test_runtime import collect, start
 
 REVIEWER = """---
 name: code-reviewer

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from aistack_tui.agent.hooks import matcher_matches
-from tests.agent.test_runtime import collect, start
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.agent.test_runtime import collect, start
 
 
 @pytest.mark.parametrize(("matcher", "value", "expected"), [

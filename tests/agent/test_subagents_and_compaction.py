@@ -9,8 +9,8 @@ from pathlib import Path
 from aistack_tui.agent import events as ev
 from aistack_tui.agent.compaction import SUMMARY_KIND, safe_split_index
 from aistack_tui.llm.types import Message, ToolResultBlock, ToolUseBlock
-from tests.agent.test_runtime import collect, start
 from fakes.fake_llm import FakeLLMServer, RecordedRequest, ToolCall, Turn
+from tests.agent.test_runtime import collect, start
 
 
 def is_summary_request(request: RecordedRequest) -> bool:

@@ -9,8 +9,8 @@ import pytest
 
 from aistack_tui.agent import events as ev
 from aistack_tui.llm.types import Usage
-from tests.agent.test_runtime import collect, start
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.agent.test_runtime import collect, start
 
 
 @pytest.mark.parametrize("provider", ["anthropic", "openai"])

@@ -35,9 +35,9 @@ from acp.schema import (
     WriteTextFileResponse,
 )
 
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.channels.test_acp_server import EditorClient, acp_agent
 from tests.e2e.helpers import FAST_RETRY, write_user_settings
-from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 pytestmark = pytest.mark.slow
 

@@ -29,8 +29,8 @@ from acp.schema import (
     UserMessageChunk,
 )
 
-from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.e2e.helpers import FAST_RETRY, write_user_settings
 
 pytestmark = pytest.mark.slow
 

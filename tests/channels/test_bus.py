@@ -26,8 +26,8 @@ from aistack_tui.channels.messages import (
     UserMessage,
 )
 from aistack_tui.channels.opener import FacadeOpener
-from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from fakes.fake_llm import FakeLLMServer, RecordedRequest, ToolCall, Turn
+from tests.e2e.helpers import FAST_RETRY, write_user_settings
 
 MODEL = "anthropic/claude-sonnet-4-6"
 

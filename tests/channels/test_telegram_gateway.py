@@ -17,9 +17,9 @@ from aistack_tui.channels.bus import MessageBus
 from aistack_tui.channels.opener import FacadeOpener
 from aistack_tui.channels.telegram_config import load_gateway_config
 from aistack_tui.channels.telegram_gateway import REFUSAL, TelegramGateway
-from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from fakes.fake_telegram import FakeTelegramServer, FloodLimits
+from tests.e2e.helpers import FAST_RETRY, write_user_settings
 
 OWNER = 4242
 STRANGER = 666

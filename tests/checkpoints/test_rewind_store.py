@@ -21,8 +21,8 @@ from aistack_tui.checkpoints.wiring import (
 from aistack_tui.session.config import RunConfig, make_run_config
 from aistack_tui.session.live import LiveSession
 from aistack_tui.sessions.sqlite_store import open_session_store
-from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.e2e.helpers import FAST_RETRY, write_user_settings
 
 ORIGINAL = b"def add(a, b):\n    return a - b\n"
 

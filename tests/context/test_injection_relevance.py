@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from aistack_tui.context.injection import names_anything
-from tests.e2e.helpers import run_aistack
 from fakes.fake_llm import FakeLLMServer, Turn
+from tests.e2e.helpers import run_aistack
 
 BLOCK = """# Code knowledge
 

@@ -33,8 +33,8 @@ from claude_agent_sdk import (
     query,
 )
 
-from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.e2e.helpers import FAST_RETRY, write_user_settings
 
 pytestmark = pytest.mark.slow
 

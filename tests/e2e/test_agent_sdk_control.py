@@ -27,8 +27,8 @@ from claude_agent_sdk import (
     tool,
 )
 
-from tests.e2e.test_agent_sdk import BUGGY, fast_retries, options
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.e2e.test_agent_sdk import BUGGY, fast_retries, options
 
 pytestmark = pytest.mark.slow
 __all__ = ["fast_retries"]  # the autouse fixture, shared

@@ -22,9 +22,9 @@ from claude_agent_sdk import (
     query,
 )
 
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.e2e.helpers import run_aistack
 from tests.e2e.test_agent_sdk import BUGGY, fast_retries, options
-from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 pytestmark = pytest.mark.slow
 __all__ = ["fast_retries"]  # the autouse fixture, shared

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.helpers import AISTACK, FAST_RETRY, run_aistack, write_user_settings
 from fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
+from tests.e2e.helpers import AISTACK, FAST_RETRY, run_aistack, write_user_settings
 
 pytestmark = pytest.mark.slow
 MODEL = "anthropic/claude-sonnet-4-6"

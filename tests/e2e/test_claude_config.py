@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.helpers import run_aistack
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.e2e.helpers import run_aistack
 
 pytestmark = pytest.mark.slow
 MODEL = "anthropic/claude-sonnet-4-6"

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from fakes.fake_llm import FakeLLMServer, Turn
 from tests.e2e.exits import (
     EXIT_WITHIN,
     FAKES,
@@ -26,7 +27,6 @@ from tests.e2e.exits import (
     wait_for,
 )
 from tests.e2e.helpers import write_user_settings
-from fakes.fake_llm import FakeLLMServer, Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc").is_dir(),
                                                     reason="finds leftovers through /proc")]

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from fakes.fake_llm import FakeLLMServer, Turn
 from tests.e2e.exits import START_WITHIN, ended, start
 from tests.e2e.helpers import run_aistack
-from fakes.fake_llm import FakeLLMServer, Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc").is_dir(),
                                                     reason="finds leftovers through /proc")]

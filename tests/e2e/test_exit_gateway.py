@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.exits import EXIT_WITHIN, ended, start, stored_roles, wait_for
-from tests.e2e.helpers import write_user_settings
 from fakes.fake_llm import FakeLLMServer, Turn
 from fakes.fake_telegram import FakeTelegramServer
+from tests.e2e.exits import EXIT_WITHIN, ended, start, stored_roles, wait_for
+from tests.e2e.helpers import write_user_settings
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc").is_dir(),
                                                     reason="finds leftovers through /proc")]

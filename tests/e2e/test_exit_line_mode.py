@@ -13,9 +13,9 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from fakes.fake_llm import FakeLLMServer, Turn
 from tests.e2e.exits import EXIT_WITHIN, MARK_VAR, marked, new_mark, stored_roles, wait_for
 from tests.e2e.helpers import AISTACK, write_user_settings
-from fakes.fake_llm import FakeLLMServer, Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc").is_dir(),
                                                     reason="finds leftovers through /proc")]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
 from tests.e2e.exits import (
     EXIT_WITHIN,
     ended,
@@ -24,7 +25,6 @@ from tests.e2e.exits import (
     wait_for,
 )
 from tests.e2e.helpers import write_user_settings
-from fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc").is_dir(),
                                                     reason="finds leftovers through /proc")]

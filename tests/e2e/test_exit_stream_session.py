@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from fakes.fake_llm import FakeLLMServer, Turn
 from tests.e2e.exits import EXIT_WITHIN, START_WITHIN, Watched, ended, start, stored_roles, wait_for
 from tests.e2e.helpers import write_user_settings
-from fakes.fake_llm import FakeLLMServer, Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc").is_dir(),
                                                     reason="finds leftovers through /proc")]

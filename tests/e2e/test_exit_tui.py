@@ -13,10 +13,10 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from fakes.fake_llm import FakeLLMServer, Turn
 from tests.e2e.exits import EXIT_WITHIN, MARK_VAR, new_mark, stored_roles, wait_for
 from tests.e2e.helpers import AISTACK, write_user_settings
 from tests.e2e.test_exit_line_mode import assert_nothing_left, exit_status
-from fakes.fake_llm import FakeLLMServer, Turn
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc").is_dir(),
                                                     reason="finds leftovers through /proc")]

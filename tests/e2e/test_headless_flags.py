@@ -17,9 +17,9 @@ from claude_agent_sdk import (
     query,
 )
 
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 from tests.e2e.helpers import FAST_RETRY, run_aistack, write_user_settings
 from tests.e2e.test_agent_sdk import BUGGY, options
-from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
 
 pytestmark = pytest.mark.slow
 

@@ -12,8 +12,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.e2e.helpers import AISTACK, FAST_RETRY, write_user_settings
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.e2e.helpers import AISTACK, FAST_RETRY, write_user_settings
 
 pytestmark = pytest.mark.slow
 MODEL = "anthropic/claude-sonnet-4-6"

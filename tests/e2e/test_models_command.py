@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.e2e.helpers import run_aistack
 from fakes.fake_llm import FakeLLMServer, Turn
+from tests.e2e.helpers import run_aistack
 
 
 def test_lists_each_configured_provider_with_window_price_and_deprecation(

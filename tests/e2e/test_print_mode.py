@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
 from tests.e2e.helpers import (
     FAST_RETRY,
     assert_result_shape,
@@ -15,7 +16,6 @@ from tests.e2e.helpers import (
     run_aistack,
     write_user_settings,
 )
-from fakes.fake_llm import FakeLLMServer, Fault, ToolCall, Turn
 
 pytestmark = pytest.mark.slow
 

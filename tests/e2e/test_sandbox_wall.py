@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.helpers import run_aistack
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.e2e.helpers import run_aistack
 from tests.sandbox.test_sandbox import needs_bwrap
 
 pytestmark = pytest.mark.slow

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from fakes.fake_llm_search import Hit, Search
 from tests.e2e.helpers import (
     FAST_RETRY,
     assert_stream_json_shape,
     run_aistack,
     write_user_settings,
 )
-from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
-from fakes.fake_llm_search import Hit, Search
 
 pytestmark = pytest.mark.slow
 MODELS = {"anthropic": "anthropic/claude-sonnet-4-6", "openai": "openai/gpt-4.1",

@@ -14,9 +14,9 @@ from aistack_tui.cli.commands import eval as eval_cmd
 from aistack_tui.evals.runner import prepare_repo, run_checker
 from aistack_tui.evals.tasks import TaskError, load_task, load_tasks
 from aistack_tui.session.config import make_run_config
+from fakes.fake_llm import FakeLLMServer
 from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from tests.evals.solutions import SOLUTIONS, ScriptedModel
-from fakes.fake_llm import FakeLLMServer
 
 MODEL = "anthropic/claude-sonnet-4-6"
 

@@ -15,8 +15,8 @@ from aistack_tui.bootstrap import open_session
 from aistack_tui.print_mode.runner import run_print
 from aistack_tui.session.config import make_run_config
 from aistack_tui.session.mentions import FileIndex, prompt_blocks
-from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.e2e.helpers import FAST_RETRY, write_user_settings
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.usefixtures("reap_servers")]
 DOC = "demo://resource/static/document/features.md"

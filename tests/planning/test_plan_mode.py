@@ -11,8 +11,8 @@ from aistack_tui.agent import events as ev
 from aistack_tui.agent.planning import PLAN_MODE_PROMPT
 from aistack_tui.agent.ports import ApprovalDecision, ApprovalRequest
 from aistack_tui.session.live import LiveSession
-from tests.agent.test_runtime import collect, start
 from fakes.fake_llm import FakeLLMServer, RecordedRequest, ToolCall, Turn
+from tests.agent.test_runtime import collect, start
 
 PLAN = [
     {"id": "A", "title": "Create a.txt", "detail": "Write a.txt containing alpha"},

@@ -136,14 +136,14 @@ def sandboxed_context(project: Path, home: Path, deny: list[str]) -> ToolContext
         project_root=project,
         home=home,
     )
-    sandbox = BubblewrapSandbox([project], bwrap=find_bwrap() or "bwrap")
-    sandbox.exposure = ExposurePolicy(
+    exposure = ExposurePolicy(
         [project],
         home,
         hides=engine.hidden_from_commands,
         freezes=engine.frozen_for_commands,
         rule_roots=engine.denied_roots,
     )
+    sandbox = BubblewrapSandbox([project], bwrap=find_bwrap() or "bwrap", exposure=exposure)
     return ToolContext(project_root=project, cwd=project, home=home,
                        services=ToolServices(sandbox=sandbox))
 

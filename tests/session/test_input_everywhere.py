@@ -58,11 +58,11 @@ from aistack_tui.tui.commands import all_commands
 from aistack_tui.tui.widgets.conversation import Conversation
 from aistack_tui.tui.widgets.entries import AssistantEntry, NoticeEntry, ShellEntry
 from aistack_tui.tui.widgets.prompt_input import PromptInput
-from tests.channels.test_acp_server import EditorClient, acp_agent
-from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from fakes.fake_clock import FakeClock
 from fakes.fake_llm import FakeLLMServer, Turn
 from fakes.fake_telegram import FakeTelegramServer
+from tests.channels.test_acp_server import EditorClient, acp_agent
+from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from tests.mcp.conftest import EVERYTHING, EVERYTHING_VERSION, npm_install
 from tests.print_mode.test_stream_session import Wire
 

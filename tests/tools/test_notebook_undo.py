@@ -15,8 +15,8 @@ from aistack_tui.agent.ports import DenyAll
 from aistack_tui.bootstrap import open_session
 from aistack_tui.cli.commands import undo
 from aistack_tui.session.config import make_run_config
-from tests.e2e.helpers import FAST_RETRY, write_user_settings
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.e2e.helpers import FAST_RETRY, write_user_settings
 
 NOTEBOOK = Path(__file__).parent / "notebooks" / "analysis.ipynb"
 

@@ -13,8 +13,8 @@ from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.screens.question import TrustScreen
 from aistack_tui.tui.widgets.entries import ToolEntry
 from aistack_tui.tui.widgets.prompt_input import PromptInput
-from tests.e2e.test_claude_config import CALLS, claude_code_project
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.e2e.test_claude_config import CALLS, claude_code_project
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 from tests.tui.test_session_commands import notices
