@@ -29,7 +29,9 @@ def test_unexpected_error_is_one_line_naming_the_log_with_the_trace(
                        env={"ANTHROPIC_API_KEY": "fake-key"})
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
-    [line] = proc.stderr.strip().splitlines()
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    [line] = lines
     assert line.startswith("aistack: unexpected error: StorageError: cannot open database")
     [log] = (aistack_home / "logs").glob("crash-*.log")
     assert str(log) in line

@@ -106,7 +106,8 @@ async def test_task_card_nests_its_subagent_calls(make_app, fake_llm: FakeLLMSer
         card = app.screen.query_one(ToolCard)
         card.focus()
         await pilot.press("enter")
-        await pilot.pause()
+        # painted once the expanded card is laid out (a frame or more on a busy machine)
+        await wait_for(pilot, lambda: "│ ✓ Read" in screen_text(app))
         shown = screen_text(app)
         assert "│ ✓ Read" in shown and "└ done after 2 turns" in shown
         assert "The readme is a title." in shown  # the result, in the expanded body
