@@ -122,11 +122,32 @@ def cache_path(home: Path) -> Path:
     return home / "cache" / "models.json"
 
 
+_parsed: dict[Path, tuple[tuple[int, int, int], dict[str, ProviderListing]]] = {}
+"""The cache file as last parsed, by path, with its (inode, mtime, size): the catalogue
+reads a listing once per model it describes, and the file changes a few times an hour at
+most (each time as a new file, `write_listing`)."""
+
+
 def read_cache(home: Path) -> dict[str, ProviderListing]:
     """Every provider's cached listing; an unreadable or foreign file reads as empty, and
     one damaged provider entry hides only itself."""
+    path = cache_path(home)
     try:
-        data: Any = json.loads(cache_path(home).read_text(encoding="utf-8"))
+        stat = path.stat()
+    except OSError:
+        return {}
+    key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+    known = _parsed.get(path)
+    if known is not None and known[0] == key:
+        return dict(known[1])
+    listings = _parse_cache(path)
+    _parsed[path] = key, listings
+    return dict(listings)
+
+
+def _parse_cache(path: Path) -> dict[str, ProviderListing]:
+    try:
+        data: Any = json.loads(path.read_text(encoding="utf-8"))
         entries: list[tuple[str, Any]] = (
             list(data["providers"].items()) if data["version"] == CACHE_VERSION else [])
     except (OSError, ValueError, TypeError, KeyError, AttributeError):
