@@ -99,3 +99,29 @@ async def test_the_trust_dialog_takes_no_typed_ahead_keys(
         await wait_for(pilot, lambda: app.session is not None)
         assert app.session.config.loaded.settings.permissions.allow == []
         assert app.query_one(PromptInput).text == "fix the y and n bugs"
+
+
+async def test_a_deliberate_key_the_dialog_has_no_use_for_goes_to_the_prompt(
+    make_app, git_repo: Path, clock: FakeClock
+) -> None:
+    """Typing resumed after a pause, the dialog long on screen: the first key is
+    deliberate, but a dialog answers only to its own keys (y, n, digits, Esc); a space
+    or a letter it has no use for starts the user's next words in the prompt instead of
+    vanishing, and the rest of the burst follows it."""
+    (git_repo / "a.py").write_text(SOURCE)
+    app = make_app(*edit_turns(Turn(text="Done.")))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session is not None)
+        await type_and_send(pilot, "make f return 2")
+        dialog = await wait_for_screen(pilot, ConfirmScreen, read=False)
+        prompt = app.query_one(PromptInput)
+        clock.advance(DIALOG_GRACE_S + TYPING_BURST_S)
+        await pilot.press("space")
+        clock.advance(0.1)
+        await pilot.press("a", "n", "d")
+        assert app.screen is dialog
+        assert prompt.text == " and"
+        clock.advance(DIALOG_GRACE_S + TYPING_BURST_S)
+        await pilot.press("b")  # deliberate, and no answer either
+        assert app.screen is dialog and prompt.text == " andb"
+        assert (git_repo / "a.py").read_text() == SOURCE

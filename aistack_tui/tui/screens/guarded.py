@@ -3,7 +3,8 @@
 Every dialog that can open while the user types derives from `GuardedModal`: the confirm
 dialog of a tool call, the trust question, the yes/no questions of `/undo`, `/rewind` and
 `/init`. Until a key is deliberate, letters and Backspace (and pastes) go on into the
-prompt of the app behind the dialog, and other keys are dropped, so neither answers. A
+prompt of the app behind the dialog, and other keys are dropped, so neither answers; a
+deliberate letter the dialog has no binding for goes on into the prompt as well. A
 text field inside the dialog (the "tell the model" box) is the user's own choice and is
 never guarded.
 """
@@ -51,15 +52,23 @@ class GuardedModal(ModalScreen[ResultT]):
     def on_key(self, event: events.Key) -> None:
         if isinstance(self.focused, Input | TextArea):
             return
-        if self.typing_guard.deliberate(self._shown_at):
+        if self.typing_guard.deliberate(self._shown_at) and (
+            not is_typing(event) or self._answers(event.key)
+        ):
             return
         # Bindings are checked once the key has bubbled up to the app: stopping it here
-        # keeps it from answering.
+        # keeps it from answering. A deliberate letter the dialog has no binding for
+        # goes on too: it starts the user's next words, it is not lost.
         event.stop()
         event.prevent_default()
         app = self.app
         if is_typing(event) and isinstance(app, TypeAheadHost):
             app.type_ahead(event)
+
+    def _answers(self, key: str) -> bool:
+        """Whether this dialog, or the widget focused in it, has a binding for `key`."""
+        holders = [self, self.focused] if self.focused is not None else [self]
+        return any(key in holder._bindings.key_to_bindings for holder in holders)
 
     def on_paste(self, event: events.Paste) -> None:
         if isinstance(self.focused, Input | TextArea):
