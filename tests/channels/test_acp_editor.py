@@ -323,12 +323,16 @@ async def test_bash_runs_in_the_editor_terminal_inside_the_sandbox(
             assert "--tmpfs" not in client.terminals["term-2"].argv or not shutil.which("bwrap")
 
             # Cancel while the command runs: the editor is told to kill it.
-            server.add(Turn(tool_calls=[ToolCall("Bash", {"command": "sleep 30; echo never"})]),
-                       Turn(text="unreachable"))
+            server.add(Turn(tool_calls=[ToolCall("Bash", {
+                "command": "echo started; sleep 30; echo never"})]), Turn(text="unreachable"))
             client.waited_on.clear()
             running = asyncio.create_task(
                 conn.prompt(session_id=sid, prompt=[text_block("wait a while")]))
             await asyncio.wait_for(client.waited_on.wait(), 30)
+            # Cancel once the command runs: an editor that kills bwrap while it is still
+            # setting up can miss the sandbox, which aistack cannot see from here.
+            while b"started" not in client.terminals["term-3"].output:
+                await asyncio.sleep(0.02)
             await conn.cancel(session_id=sid)
             done = await asyncio.wait_for(running, 20)
             assert done.stop_reason == "cancelled"
