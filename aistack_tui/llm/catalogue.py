@@ -205,36 +205,6 @@ def deprecation_warning(
     return _replaced(found, ids, gone).message(today)
 
 
-def configured_providers(
-    provider_settings: Mapping[str, Any] | None,
-    env: Mapping[str, str],
-    *,
-    current: str | None = None,
-) -> list[ProviderConfig]:
-    """The providers this user can talk to: built-in ones whose key is set, every one
-    declared in settings `providers`, and the provider of `current` (`provider/model`).
-
-    `provider_settings` is the settings' `providers` as plain dicts (keys resolved);
-    `env` the environment with saved and settings keys merged in."""
-    custom = dict(provider_settings or {})
-    current_provider = None
-    if current:
-        try:
-            current_provider = parse_model_string(current)[0]
-        except ValueError:
-            current_provider = None
-    names = [*KNOWN_PROVIDERS, *(n for n in custom if n not in KNOWN_PROVIDERS)]
-    configs: list[ProviderConfig] = []
-    for name in names:
-        try:
-            config = resolve_provider_config(name, custom, custom, env)
-        except ValueError:
-            continue
-        if (config.needs_key and config.api_key) or name in custom or name == current_provider:
-            configs.append(config)
-    return configs
-
-
 def available_models(
     configs: Sequence[ProviderConfig],
     *,

@@ -16,7 +16,7 @@ prices. Each value comes from the best source that knows it:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +62,6 @@ _FAMILIES = (
     ("deepseek-", ModelInfo(128_000, 8_192)),
 )
 """Limits every model of a family has at least, for models no source describes."""
-_FIELDS = {f.name for f in fields(ModelInfo)} - {"price_tiers"}
-_PRICE_FIELDS = {"input_price", "output_price", "cache_read_price", "cache_write_price"}
 
 
 def lookup_model(
@@ -76,10 +74,7 @@ def lookup_model(
     """The model's info from every source that knows it (see the module docstring), the
     settings override for `provider/model` merged over it last. `home` is
     `$AISTACK_HOME`, where the models-endpoint cache lives; without it the cache is not
-    read.
-
-    Raises ValueError naming the settings key when an override has an unknown field or a
-    value of the wrong type, since a silently ignored limit would mislead budgeting.
+    read. `overrides` are settings `models` as validated there (`ModelOverride`).
     """
     vendor = canonical_name(provider)  # `gemini` is `google`
     name = model.lower().removeprefix("models/")
@@ -102,10 +97,10 @@ def lookup_model(
                      if overrides and key in overrides), None)
     if not override:
         return info
-    clean = _validated(override, f"models.{provider}/{model}")
-    if _PRICE_FIELDS & set(clean):
-        clean["price_tiers"] = ()  # your own price replaces the provider's tiers too
-    return replace(info, **clean)
+    if any(key.endswith("_price") for key in override):
+        info = replace(info, price_tiers=())  # your own price replaces the provider's tiers
+    return replace(info, **{k: v for k, v in override.items()
+                            if v is not None or k.endswith("_price")})
 
 
 def _family(provider: str, name: str) -> ModelInfo | None:
@@ -115,27 +110,6 @@ def _family(provider: str, name: str) -> ModelInfo | None:
     if genai_prices_id(provider) is None:
         return None
     return next((info for prefix, info in _FAMILIES if last.startswith(prefix)), None)
-
-
-def _validated(override: Mapping[str, Any], where: str) -> dict[str, Any]:
-    unknown = sorted(set(override) - _FIELDS)
-    if unknown:
-        raise ValueError(
-            f"{where}: unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(_FIELDS))}"
-        )
-    clean: dict[str, Any] = {}
-    for key, value in override.items():
-        if key in ("context_window", "max_output_tokens"):
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{where}.{key}: expected a positive integer, got {value!r}")
-            clean[key] = value
-        else:
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int | float) or value < 0
-            ):
-                raise ValueError(f"{where}.{key}: expected a price >= 0 or null, got {value!r}")
-            clean[key] = None if value is None else float(value)
-    return clean
 
 
 def cost_usd(info: ModelInfo, usage: Usage) -> float | None:

@@ -55,10 +55,7 @@ def build_provider(config: RunConfig, model_string: str) -> tuple[Provider, Mode
     settings = config.loaded.settings
     try:
         provider_name, model = parse_model_string(model_string)
-        custom = {k: v.model_dump(exclude_none=True) for k, v in settings.providers.items()}
-        for name, raw in custom.items():
-            if "api_key" in raw:
-                raw["api_key"] = settings.providers[name].api_key.get_secret_value()  # type: ignore[union-attr]
+        custom = provider_settings(config)
         pconfig = resolve_provider_config(provider_name, custom, custom, key_env(config))
     except UnknownProviderError as e:
         raise ConfigError(str(e)) from e
@@ -67,24 +64,47 @@ def build_provider(config: RunConfig, model_string: str) -> tuple[Provider, Mode
     if pconfig.needs_key and not pconfig.api_key:
         names = " or ".join(pconfig.key_env_vars) or "an api key in settings"
         raise NoProviderError(f"no API key for {provider_name}: set {names}")
-    info = lookup_model(pconfig.name, model, settings.models, home=config.home)
+    info = lookup_model(pconfig.name, model, settings.model_overrides(), home=config.home)
     options: dict[str, Any] = {}
     if config.thinking_budget and pconfig.kind == "anthropic":
         options["thinking_budget"] = config.thinking_budget  # only Anthropic's adapter has one
     return create_provider(pconfig, model, **options), info
 
 
-def provider_configs(config: RunConfig, current: str | None = None) -> list[ProviderConfig]:
-    """Every provider this user can talk to (a key set, or declared in settings), with
-    the settings' secrets resolved."""
-    from aistack_tui.llm.catalogue import configured_providers
-
+def provider_settings(config: RunConfig) -> dict[str, dict[str, Any]]:
+    """The settings' `providers` as plain dicts, keys revealed, as the registry takes them."""
     settings = config.loaded.settings
     custom = {k: v.model_dump(exclude_none=True) for k, v in settings.providers.items()}
     for name, raw in custom.items():
-        if "api_key" in raw:
-            raw["api_key"] = settings.providers[name].api_key.get_secret_value()  # type: ignore[union-attr]
-    return configured_providers(custom, key_env(config), current=current)
+        key = settings.providers[name].api_key
+        if "api_key" in raw and key is not None:
+            raw["api_key"] = key.get_secret_value()
+    return custom
+
+
+def provider_configs(config: RunConfig, current: str | None = None) -> list[ProviderConfig]:
+    """Every provider this user can talk to: built-in ones whose key is set, every one
+    declared in settings `providers`, and the provider of `current` (`provider/model`)."""
+    from aistack_tui.llm.registry import (
+        KNOWN_PROVIDERS,
+        parse_model_string,
+        resolve_provider_config,
+    )
+
+    custom, env = provider_settings(config), key_env(config)
+    try:
+        current_provider = parse_model_string(current)[0] if current else None
+    except ValueError:
+        current_provider = None
+    configs: list[ProviderConfig] = []
+    for name in [*KNOWN_PROVIDERS, *(n for n in custom if n not in KNOWN_PROVIDERS)]:
+        try:
+            found = resolve_provider_config(name, custom, custom, env)
+        except ValueError:
+            continue
+        if (found.needs_key and found.api_key) or name in custom or name == current_provider:
+            configs.append(found)
+    return configs
 
 
 def picker_models(config: RunConfig, current: str) -> list[str]:

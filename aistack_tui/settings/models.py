@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, NonNegativeFloat, PositiveInt, SecretStr
 
 from aistack_tui.permissions.types import PermissionMode
 
@@ -26,6 +26,21 @@ class ProviderSettings(_Strict):
     base_url: str | None = None
     api_key_env: str | None = None
     api_key: SecretStr | None = None
+
+
+class ModelOverride(_Strict):
+    """What settings say about one `provider/model`, over what the catalogue knows: a
+    limit of the wrong type must fail here, since a silently ignored one misleads budgeting."""
+
+    model_config = ConfigDict(strict=True)
+    context_window: PositiveInt | None = None
+    """Null (like unset) keeps what the catalogue knows."""
+    max_output_tokens: PositiveInt | None = None
+    input_price: NonNegativeFloat | None = None
+    """USD per million tokens; null makes the price unknown."""
+    output_price: NonNegativeFloat | None = None
+    cache_read_price: NonNegativeFloat | None = None
+    cache_write_price: NonNegativeFloat | None = None
 
 
 class PermissionSettings(_Strict):
@@ -111,7 +126,7 @@ class Settings(BaseModel):
 
     model: str | None = None
     providers: dict[str, ProviderSettings] = Field(default_factory=dict)
-    models: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    models: dict[str, ModelOverride] = Field(default_factory=dict)
     permissions: PermissionSettings = Field(default_factory=_defaults(PermissionSettings))
     retry: RetrySettings = Field(default_factory=_defaults(RetrySettings))
     max_turns: int | None = Field(None, alias="maxTurns", ge=1)
@@ -136,3 +151,7 @@ class Settings(BaseModel):
     fallback_model: str | None = Field(None, alias="fallbackModel")
     router: RouterSettings = Field(default_factory=_defaults(RouterSettings))
     telegram: TelegramSettings = Field(default_factory=_defaults(TelegramSettings))
+
+    def model_overrides(self) -> dict[str, dict[str, Any]]:
+        """`models` as the catalogue takes them: only what each entry sets."""
+        return {k: v.model_dump(exclude_unset=True) for k, v in self.models.items()}

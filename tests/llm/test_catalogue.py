@@ -6,6 +6,7 @@ defaults for a machine no endpoint has answered yet."""
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -19,7 +20,6 @@ import pytest
 from aistack_tui.llm.catalogue import (
     DEFAULT_MODELS,
     available_models,
-    configured_providers,
     deprecation_warning,
     provider_catalogue,
     replacement_for,
@@ -35,8 +35,11 @@ from aistack_tui.llm.models_endpoint import (
 )
 from aistack_tui.llm.prices import lookup_price
 from aistack_tui.llm.registry import ProviderConfig, resolve_provider_config
+from aistack_tui.session.config import make_run_config
+from aistack_tui.session.providers import provider_configs
 from fakes.fake_llm import FakeLLMServer
 from fakes.fake_models import ANTHROPIC_MODELS
+from tests.e2e.helpers import write_user_settings
 
 BEFORE_SHUTDOWN = date(2026, 11, 25)
 
@@ -372,8 +375,10 @@ def test_replacement_is_the_newest_current_model_of_the_line(model: str,
 async def test_available_models_offers_current_models_of_configured_providers(
     fake: FakeLLMServer, aistack_home: Path
 ) -> None:
-    env = {**fake.env("anthropic"), **fake.env("openai")}
-    configs = configured_providers({}, env, current="anthropic/claude-sonnet-4-5")
+    env = {**os.environ, **fake.env("anthropic"), **fake.env("openai")}
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
+        env.pop(name, None)
+    configs = provider_configs(make_run_config(env=env), "anthropic/claude-sonnet-4-5")
     assert [c.name for c in configs] == ["anthropic", "openai"]
     await refresh(configs, aistack_home)
     models = available_models(configs, home=aistack_home,
@@ -384,9 +389,13 @@ async def test_available_models_offers_current_models_of_configured_providers(
     assert not any(m.startswith("google/") for m in models), "no key, not configured"
 
 
-def test_configured_providers_include_declared_and_current_ones() -> None:
-    custom = {"work": {"type": "openai-compatible", "base_url": "http://127.0.0.1:9/v1"}}
-    configs = configured_providers(custom, {"GEMINI_API_KEY": "g"}, current="ollama/qwen")
+def test_configured_providers_include_declared_and_current_ones(aistack_home: Path) -> None:
+    write_user_settings(aistack_home, {"providers": {
+        "work": {"type": "openai-compatible", "base_url": "http://127.0.0.1:9/v1"}}})
+    env = {**os.environ, "GEMINI_API_KEY": "g"}
+    for name in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY"):
+        env.pop(name, None)
+    configs = provider_configs(make_run_config(env=env), "ollama/qwen")
     assert [c.name for c in configs] == ["google", "ollama", "work"]
 
 

@@ -4,10 +4,15 @@ override all of them, and unknown models get conservative defaults with cost unk
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from aistack_tui.llm.model_info import DEFAULT_INFO, ModelInfo, cost_usd, lookup_model
 from aistack_tui.llm.types import Usage
+from aistack_tui.session.config import make_run_config
+from aistack_tui.settings.layers import ConfigError
+from tests.e2e.helpers import write_user_settings
 
 
 @pytest.mark.parametrize(
@@ -79,16 +84,28 @@ def test_settings_can_describe_an_unknown_model() -> None:
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ({"context": 5}, "unknown field"),
-        ({"context_window": "big"}, "positive integer"),
-        ({"max_output_tokens": 0}, "positive integer"),
-        ({"input_price": -1}, "price"),
+        ({"context": 5}, r"context: Extra inputs"),
+        ({"context_window": "big"}, r"context_window: Input should be a valid integer"),
+        ({"max_output_tokens": 0}, r"max_output_tokens: Input should be greater than 0"),
+        ({"input_price": -1}, r"input_price: Input should be greater than or equal to 0"),
+        ({"output_price": True}, r"output_price: Input should be a valid number"),
     ],
 )
-def test_invalid_override_names_the_setting(override: dict, message: str) -> None:
-    with pytest.raises(ValueError, match=message) as info:
-        lookup_model("openai", "gpt-4.1", {"openai/gpt-4.1": override})
-    assert "models.openai/gpt-4.1" in str(info.value)
+def test_invalid_override_names_the_setting(aistack_home: Path, override: dict,
+                                            message: str) -> None:
+    write_user_settings(aistack_home, {"models": {"openai/gpt-4.1": override}})
+    with pytest.raises(ConfigError, match=r"invalid setting models\.openai/gpt-4\.1\." + message):
+        make_run_config()
+
+
+def test_an_override_sets_only_what_it_names(aistack_home: Path) -> None:
+    write_user_settings(aistack_home, {"models": {"openai/gpt-4.1": {
+        "input_price": None, "max_output_tokens": 1000, "context_window": None}}})
+    overrides = make_run_config().loaded.settings.model_overrides()
+    info = lookup_model("openai", "gpt-4.1", overrides)
+    assert (info.input_price, info.max_output_tokens) == (None, 1000)
+    assert info.context_window == lookup_model("openai", "gpt-4.1").context_window
+    assert info.output_price == lookup_model("openai", "gpt-4.1").output_price
 
 
 def test_cost_counts_input_output_and_cache_at_their_prices() -> None:

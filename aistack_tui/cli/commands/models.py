@@ -45,27 +45,16 @@ def register(subparsers: Any) -> None:
                         "yet (they choose where your keys are sent)")
 
 
-def _provider_settings(config: RunConfig) -> dict[str, dict[str, Any]]:
-    """The settings' `providers` as plain dicts, keys revealed (as `build_provider` does)."""
-    settings = config.loaded.settings
-    custom = {k: v.model_dump(exclude_none=True) for k, v in settings.providers.items()}
-    for name, raw in custom.items():
-        key: Any = settings.providers[name].api_key
-        if "api_key" in raw and key is not None:
-            raw["api_key"] = key.get_secret_value()
-    return custom
-
-
 def _select(args: argparse.Namespace, config: RunConfig) -> list[ProviderConfig] | str:
     """The providers to list, or what is wrong."""
-    from aistack_tui.llm.catalogue import configured_providers
     from aistack_tui.llm.registry import canonical_name, resolve_provider_config
     from aistack_tui.session.config import key_env
+    from aistack_tui.session.providers import provider_configs, provider_settings
 
-    custom = _provider_settings(config)
+    custom = provider_settings(config)
     env = key_env(config)
     if not args.providers:
-        configs = configured_providers(custom, env, current=config.model)
+        configs = provider_configs(config, config.model)
         if not configs:
             return ("no provider is configured: set ANTHROPIC_API_KEY, OPENAI_API_KEY or "
                     "GEMINI_API_KEY, or name one (`aistack models anthropic`)")
@@ -97,15 +86,9 @@ def run(args: argparse.Namespace, config: RunConfig) -> int:
             names = " or ".join(provider.key_env_vars) or "an api key in settings"
             sys.stderr.write(f"aistack: {provider.name} has no key ({names}): its endpoint "
                              "was not asked\n")
-    overrides = config.loaded.settings.models
-    try:
-        catalogues = [
-            provider_catalogue(p.name, home=config.home, overrides=overrides)
-            for p in selected
-        ]
-    except ValueError as e:  # a malformed `models` override names its key
-        sys.stderr.write(f"aistack: {e}\n")
-        return EXIT_USAGE
+    overrides = config.loaded.settings.model_overrides()
+    catalogues = [provider_catalogue(p.name, home=config.home, overrides=overrides)
+                  for p in selected]
     current = config.model
     if args.json:
         rows = [_as_json(c, e, current) for c in catalogues for e in c.entries]
