@@ -166,7 +166,7 @@ def provider_catalogue(
     gone = {m: d for m in ids if (d := _deprecation(provider, m, listing)) is not None}
     names = {m.id: m.display_name for m in listing.models} if listing is not None else {}
     entries = [
-        CatalogueEntry(provider, m, lookup_model(provider, m, overrides, home=home),
+        CatalogueEntry(provider, m, lookup_model(provider, m, overrides, listing=listing),
                        _replaced(gone[m], ids, gone) if m in gone else None,
                        names.get(m))
         for m in ids

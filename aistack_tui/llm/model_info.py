@@ -17,10 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
-from aistack_tui.llm.models_endpoint import read_listing, undated
+from aistack_tui.llm.models_endpoint import ProviderListing, undated
 from aistack_tui.llm.prices import PriceTier, genai_prices_id, lookup_price
 from aistack_tui.llm.registry import canonical_name
 from aistack_tui.llm.types import Usage
@@ -69,12 +68,12 @@ def lookup_model(
     model: str,
     overrides: Mapping[str, Mapping[str, Any]] | None = None,
     *,
-    home: Path | None = None,
+    listing: ProviderListing | None = None,
 ) -> ModelInfo:
     """The model's info from every source that knows it (see the module docstring), the
-    settings override for `provider/model` merged over it last. `home` is
-    `$AISTACK_HOME`, where the models-endpoint cache lives; without it the cache is not
-    read. `overrides` are settings `models` as validated there (`ModelOverride`).
+    settings override for `provider/model` merged over it last. `listing` is the
+    provider's cached models-endpoint answer; `overrides` are settings `models` as
+    validated there (`ModelOverride`).
     """
     vendor = canonical_name(provider)  # `gemini` is `google`
     name = model.lower().removeprefix("models/")
@@ -88,7 +87,6 @@ def lookup_model(
         info = replace(info, context_window=window, input_price=base.input_price,
                        output_price=base.output_price, cache_read_price=base.cache_read_price,
                        cache_write_price=base.cache_write_price, price_tiers=priced.tiers)
-    listing = read_listing(home, vendor) if home is not None else None
     listed = listing.find(model) if listing is not None else None
     if listed is not None:
         info = replace(info, context_window=listed.context_window or info.context_window,

@@ -11,6 +11,7 @@ place: its list changes a few times a year, and a stale answer beats none.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -18,11 +19,11 @@ import re
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from aistack_tui.llm.registry import ProviderConfig
+from aistack_tui.llm.registry import ProviderConfig, canonical_name
 
 log = logging.getLogger(__name__)
 
@@ -54,9 +55,6 @@ class EndpointModel:
     """Anthropic: `active`, `deprecated` or `retired`; None where the provider does not say."""
     shutdown_date: str | None = None
     """ISO date of the announced end (Anthropic `retires_at`, OpenAI `shutdown_date`)."""
-
-
-_FIELDS = {f.name for f in fields(EndpointModel)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,52 +120,25 @@ def cache_path(home: Path) -> Path:
     return home / "cache" / "models.json"
 
 
-_parsed: dict[Path, tuple[tuple[int, int, int], dict[str, ProviderListing]]] = {}
-"""The cache file as last parsed, by path, with its (inode, mtime, size): the catalogue
-reads a listing once per model it describes, and the file changes a few times an hour at
-most (each time as a new file, `write_listing`)."""
-
-
 def read_cache(home: Path) -> dict[str, ProviderListing]:
     """Every provider's cached listing; an unreadable or foreign file reads as empty, and
     one damaged provider entry hides only itself."""
-    path = cache_path(home)
-    try:
-        stat = path.stat()
-    except OSError:
-        return {}
-    key = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-    known = _parsed.get(path)
-    if known is not None and known[0] == key:
-        return dict(known[1])
-    listings = _parse_cache(path)
-    _parsed[path] = key, listings
-    return dict(listings)
+    from pydantic import TypeAdapter, ValidationError
 
-
-def _parse_cache(path: Path) -> dict[str, ProviderListing]:
     try:
-        data: Any = json.loads(path.read_text(encoding="utf-8"))
-        entries: list[tuple[str, Any]] = (
-            list(data["providers"].items()) if data["version"] == CACHE_VERSION else [])
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        data: Any = json.loads(cache_path(home).read_bytes())
+        entries = dict(data["providers"]) if data["version"] == CACHE_VERSION else {}
+    except (OSError, ValueError, TypeError, KeyError):
         return {}
-    listings: dict[str, ProviderListing] = {}
-    for name, raw in entries:
-        try:
-            models: list[Any] = raw["models"]
-            if isinstance(raw["base_url"], str | None) and all(
-                    isinstance(m["id"], str) for m in models):
-                listings[name] = ProviderListing(float(raw["fetched_at"]), raw["base_url"], tuple(
-                    EndpointModel(**{k: v for k, v in m.items() if k in _FIELDS})
-                    for m in models))
-        except (TypeError, ValueError, KeyError, AttributeError):
-            continue
+    adapter, listings = TypeAdapter(ProviderListing), {}
+    for name, raw in entries.items():
+        with contextlib.suppress(ValidationError):
+            listings[name] = adapter.validate_python(raw)
     return listings
 
 
 def read_listing(home: Path, provider: str) -> ProviderListing | None:
-    return read_cache(home).get(provider)
+    return read_cache(home).get(canonical_name(provider))  # `gemini` is `google`
 
 
 def write_listing(home: Path, provider: str, listing: ProviderListing) -> None:

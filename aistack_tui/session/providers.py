@@ -45,6 +45,7 @@ def guess_provider(model: str) -> str:
 def build_provider(config: RunConfig, model_string: str) -> tuple[Provider, ModelInfo]:
     """Create the provider adapter (importing only its SDK) and look up the model."""
     from aistack_tui.llm.model_info import lookup_model
+    from aistack_tui.llm.models_endpoint import read_listing
     from aistack_tui.llm.registry import (
         UnknownProviderError,
         create_provider,
@@ -64,7 +65,8 @@ def build_provider(config: RunConfig, model_string: str) -> tuple[Provider, Mode
     if pconfig.needs_key and not pconfig.api_key:
         names = " or ".join(pconfig.key_env_vars) or "an api key in settings"
         raise NoProviderError(f"no API key for {provider_name}: set {names}")
-    info = lookup_model(pconfig.name, model, settings.model_overrides(), home=config.home)
+    info = lookup_model(pconfig.name, model, settings.model_overrides(),
+                        listing=read_listing(config.home, pconfig.name))
     options: dict[str, Any] = {}
     if config.thinking_budget and pconfig.kind == "anthropic":
         options["thinking_budget"] = config.thinking_budget  # only Anthropic's adapter has one

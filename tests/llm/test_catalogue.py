@@ -108,9 +108,11 @@ async def test_recorded_gemini_answer_gives_token_limits(
     for other in ("gemini-embedding-001", "imagen-4.0-generate-001", "gemini-3.8-flash-tts"):
         assert other not in listed
     assert "gemma-4-31b-it" in listed
-    argon = lookup_model("google", "gemini-4-argon", home=aistack_home)
+    argon = lookup_model("google", "gemini-4-argon",
+                         listing=read_listing(aistack_home, "google"))
     assert (argon.context_window, argon.max_output_tokens) == (1_048_576, 131_072)
-    carbon = lookup_model("google", "gemini-4-carbon", home=aistack_home)
+    carbon = lookup_model("google", "gemini-4-carbon",
+                         listing=read_listing(aistack_home, "google"))
     assert carbon.context_window == 2_097_152 and carbon.input_price is None
     flash = next(e for e in provider_catalogue("google", home=aistack_home).entries
                  if e.model == "gemini-2.0-flash")
@@ -122,7 +124,8 @@ async def test_settings_override_beats_the_endpoint(fake: FakeLLMServer,
                                                     aistack_home: Path) -> None:
     await refresh([config_for(fake, "anthropic")], aistack_home)
     overrides = {"anthropic/claude-sonnet-5-5": {"max_output_tokens": 4096}}
-    info = lookup_model("anthropic", "claude-sonnet-5-5", overrides, home=aistack_home)
+    info = lookup_model("anthropic", "claude-sonnet-5-5", overrides,
+                         listing=read_listing(aistack_home, "anthropic"))
     assert info.max_output_tokens == 4096
     assert info.context_window == 1_000_000
 
