@@ -12,7 +12,7 @@ for Gemini, without a date); nothing is read from the SDKs' private modules.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from pathlib import Path
@@ -22,11 +22,8 @@ from aistack_tui.llm.model_info import BUILT_IN, ModelInfo, lookup_model
 from aistack_tui.llm.models_endpoint import ProviderListing, read_listing, undated
 from aistack_tui.llm.prices import lookup_price
 from aistack_tui.llm.registry import (
-    KNOWN_PROVIDERS,
-    ProviderConfig,
     canonical_name,
     parse_model_string,
-    resolve_provider_config,
 )
 
 DEFAULT_MODELS: dict[str, str] = {
@@ -149,6 +146,18 @@ def replacement_for(model: str, current: Sequence[str], default: str | None) -> 
     return default if default != model else None
 
 
+def _deprecations(provider: str, ids: list[str], listing: ProviderListing | None
+                  ) -> dict[str, Deprecation]:
+    """The deprecated models among `ids`, each with the model to use instead: the newest
+    current one of its line, else the provider's default while that is current."""
+    gone = {m: d for m in ids if (d := _deprecation(provider, m, listing)) is not None}
+    current = [m for m in ids if m not in gone]
+    default = DEFAULT_MODELS.get(provider)
+    fallback = None if default in gone else default
+    return {m: replace(d, replacement=f"{provider}/{to}") if (
+        to := replacement_for(m, current, fallback)) else d for m, d in gone.items()}
+
+
 def provider_catalogue(
     provider: str,
     *,
@@ -163,25 +172,13 @@ def provider_catalogue(
     default = DEFAULT_MODELS.get(provider)
     if default in ids:
         ids.insert(0, ids.pop(ids.index(default)))
-    gone = {m: d for m in ids if (d := _deprecation(provider, m, listing)) is not None}
+    gone = _deprecations(provider, ids, listing)
     names = {m.id: m.display_name for m in listing.models} if listing is not None else {}
-    entries = [
-        CatalogueEntry(provider, m, lookup_model(provider, m, overrides, listing=listing),
-                       _replaced(gone[m], ids, gone) if m in gone else None,
-                       names.get(m))
-        for m in ids
-    ]
+    entries = [CatalogueEntry(provider, m, lookup_model(provider, m, overrides, listing=listing),
+                              gone.get(m), names.get(m)) for m in ids]
     entries.sort(key=lambda e: e.deprecation is not None)
     return ProviderCatalogue(provider, "models endpoint" if listing else "built-in table",
                              listing.fetched_at if listing else None, tuple(entries))
-
-
-def _replaced(found: Deprecation, ids: list[str], gone: Collection[str]) -> Deprecation:
-    """`found` with the model to use instead, chosen among those of `ids` not `gone`."""
-    default = DEFAULT_MODELS.get(found.provider)
-    to = replacement_for(found.model, [m for m in ids if m not in gone],
-                         None if default in gone else default)
-    return replace(found, replacement=f"{found.provider}/{to}") if to else found
 
 
 def deprecation_warning(
@@ -197,25 +194,6 @@ def deprecation_warning(
         return None
     provider = canonical_name(provider)
     listing = read_listing(home, provider) if home is not None else None
-    found = _deprecation(provider, model, listing)
-    if found is None:
-        return None
     ids = model_ids(provider, listing)
-    gone = {m for m in ids if _deprecation(provider, m, listing)}
-    return _replaced(found, ids, gone).message(today)
-
-
-def available_models(
-    configs: Sequence[ProviderConfig],
-    *,
-    home: Path | None = None,
-    current: str | None = None,
-) -> list[str]:
-    """`provider/model` strings for a model picker: the current model, then each
-    configured provider's current models (its default first). Deprecated models are
-    left out; `aistack models` still lists them, marked."""
-    models = [current] if current else []
-    for config in configs:
-        catalogue = provider_catalogue(config.name, home=home)
-        models += [e.model_string for e in catalogue.entries if e.deprecation is None]
-    return list(dict.fromkeys(models))
+    found = _deprecations(provider, ids if model in ids else [*ids, model], listing).get(model)
+    return found.message(today) if found else None

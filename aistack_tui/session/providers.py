@@ -111,11 +111,15 @@ def provider_configs(config: RunConfig, current: str | None = None) -> list[Prov
 
 def picker_models(config: RunConfig, current: str) -> list[str]:
     """Models to offer: the current one, then each configured provider's current models
-    from the catalogue (the cached models endpoints, else its built-in list)."""
-    from aistack_tui.llm.catalogue import available_models
+    from the catalogue (the cached models endpoints, else its built-in list), its default
+    first. Deprecated models are left out; `aistack models` still lists them, marked."""
+    from aistack_tui.llm.catalogue import provider_catalogue
 
-    return available_models(provider_configs(config, current), home=config.home,
-                            current=current)
+    models = [current]
+    for provider in provider_configs(config, current):
+        models += [e.model_string for e in provider_catalogue(provider.name, home=config.home)
+                   .entries if e.deprecation is None]
+    return list(dict.fromkeys(models))
 
 
 def start_catalogue_refresh(config: RunConfig, current: str) -> None:

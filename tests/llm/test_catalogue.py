@@ -19,7 +19,6 @@ import pytest
 
 from aistack_tui.llm.catalogue import (
     DEFAULT_MODELS,
-    available_models,
     deprecation_warning,
     provider_catalogue,
     replacement_for,
@@ -36,7 +35,7 @@ from aistack_tui.llm.models_endpoint import (
 from aistack_tui.llm.prices import lookup_price
 from aistack_tui.llm.registry import ProviderConfig, resolve_provider_config
 from aistack_tui.session.config import make_run_config
-from aistack_tui.session.providers import provider_configs
+from aistack_tui.session.providers import picker_models, provider_configs
 from fakes.fake_llm import FakeLLMServer
 from fakes.fake_models import ANTHROPIC_MODELS
 from tests.e2e.helpers import write_user_settings
@@ -375,17 +374,17 @@ def test_replacement_is_the_newest_current_model_of_the_line(model: str,
 # ------------------------------------------------------------- picker and providers
 
 
-async def test_available_models_offers_current_models_of_configured_providers(
+async def test_the_picker_offers_current_models_of_configured_providers(
     fake: FakeLLMServer, aistack_home: Path
 ) -> None:
     env = {**os.environ, **fake.env("anthropic"), **fake.env("openai")}
     for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY"):
         env.pop(name, None)
-    configs = provider_configs(make_run_config(env=env), "anthropic/claude-sonnet-4-5")
+    config = make_run_config(env=env)
+    configs = provider_configs(config, "anthropic/claude-sonnet-4-5")
     assert [c.name for c in configs] == ["anthropic", "openai"]
     await refresh(configs, aistack_home)
-    models = available_models(configs, home=aistack_home,
-                              current="anthropic/claude-sonnet-4-5")
+    models = picker_models(config, "anthropic/claude-sonnet-4-5")
     assert models[:2] == ["anthropic/claude-sonnet-4-5", "anthropic/claude-sonnet-5-5"]
     assert "openai/gpt-6.1-sol" in models and "anthropic/claude-opus-5-5" in models
     assert "openai/gpt-4.1" not in models, "deprecated models are not offered"
