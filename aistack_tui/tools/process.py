@@ -13,14 +13,18 @@ import os
 import shutil
 import signal
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 from aistack_tui.tools.base import ToolError
 
 KILL_GRACE_SECONDS = 2.0
+_FREEZE_SECONDS = 0.2  # at most this long waiting for a frozen tree to stop (a D-state read)
+_STOPPED = frozenset("TtZX")  # stopped, traced, or dead already
 
 
 @cache
@@ -36,17 +40,114 @@ def find_rg() -> str:
 
 
 async def kill_group(proc: asyncio.subprocess.Process, grace: float = KILL_GRACE_SECONDS) -> None:
-    """SIGTERM the child's process group, then SIGKILL whatever is left after `grace`."""
+    """SIGTERM the child and everything it started, then SIGKILL whatever is left after `grace`.
+
+    The process group alone is not enough: a descendant that calls setsid leaves it.
+    bwrap's sandbox child does exactly that (`--new-session`) and arms its parent-death
+    signal only after it is cloned, so a bwrap killed in that window left a sandbox that
+    ran its command to the end, and a reader waiting for EOF on its output hung. So the
+    tree is frozen and walked through /proc (Linux) and each descendant is signalled by
+    pid as well as through the group. Without /proc (macOS) only the group is signalled.
+    """
     pgid = proc.pid  # start_new_session makes the child its own group leader
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGTERM)
+    root = _stat(proc.pid) if proc.returncode is None else None
+    roots = {proc.pid: root.start} if root is not None else {}
+    tree = _freeze_tree(pgid, roots)
+    _signal_all(pgid, tree, signal.SIGTERM)
+    # Stopped processes hold SIGTERM pending until they are continued.
+    _signal_all(pgid, tree, signal.SIGCONT)
     with contextlib.suppress(asyncio.TimeoutError):
         await asyncio.wait_for(proc.wait(), grace)
-    # Children may ignore SIGTERM or outlive the shell; the group still names them.
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+    # Children may ignore SIGTERM (a pid namespace's init does, sent from outside) or
+    # outlive the shell; the group and the pids still name them. Walked again, frozen,
+    # so a process started during the grace does not slip through either.
+    tree = _freeze_tree(pgid, {**tree, **roots})
+    _signal_all(pgid, tree, signal.SIGKILL)
     with contextlib.suppress(asyncio.TimeoutError):
         await asyncio.wait_for(proc.wait(), grace)
+
+
+class _Stat(NamedTuple):
+    """What kill_group reads of a process in /proc/<pid>/stat."""
+
+    state: str
+    ppid: int
+    pgrp: int
+    start: int  # clock ticks after boot: with the pid, names one process for good
+
+
+def _stat(pid: int) -> _Stat | None:
+    """`pid`'s /proc/<pid>/stat; None if it is gone (or there is no /proc).
+
+    The command name (field 2) may hold spaces and ')', so fields are split after the
+    last ')': there the state is field 3, the parent 4, the group 5, the start time 22.
+    """
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    fields = data[data.rfind(b")") + 2 :].split()
+    try:
+        return _Stat(fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[19]))
+    except (IndexError, ValueError):
+        return None
+
+
+def _all_stats() -> dict[int, _Stat]:
+    """Every process this namespace shows, by pid."""
+    out: dict[int, _Stat] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    for name in names:
+        if name.isdigit() and (st := _stat(int(name))) is not None:
+            out[int(name)] = st
+    return out
+
+
+def _freeze_tree(pgid: int, roots: dict[int, int]) -> dict[int, int]:
+    """Stop the group, its members and all their descendants; return them as pid -> start.
+
+    `roots` (pid -> start time) are walked too; one whose pid now names another process
+    is dropped. Each process found is stopped before its children are looked for, and
+    /proc is read again until nothing new turns up and all found are stopped (a fork
+    under way when SIGSTOP came may still finish), so nothing forks a child we miss.
+    SIGSTOP, like SIGKILL, reaches a pid namespace's init from outside. The start time
+    kept with each pid means a later signal never hits a pid the system has reused.
+    """
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGSTOP)
+    found: dict[int, int] = {}
+    deadline = time.monotonic() + _FREEZE_SECONDS
+    while True:
+        stats = _all_stats()
+        new = {pid: st.start for pid, st in stats.items() if pid not in found and (
+            st.pgrp == pgid or st.ppid in found or roots.get(pid) == st.start)}
+        if not new and (time.monotonic() > deadline or all(
+                stats[pid].state in _STOPPED for pid in found if pid in stats)):
+            return found
+        for pid, start in new.items():
+            _kill(pid, start, signal.SIGSTOP)
+        found.update(new)
+        if not new:
+            time.sleep(0.001)
+
+
+def _kill(pid: int, start: int, signum: int) -> None:
+    """Signal `pid` if it is still the process that started at `start`."""
+    st = _stat(pid)
+    if st is not None and st.start == start:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signum)
+
+
+def _signal_all(pgid: int, tree: dict[int, int], signum: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signum)
+    for pid, start in tree.items():
+        _kill(pid, start, signum)
 
 
 @dataclass(slots=True)

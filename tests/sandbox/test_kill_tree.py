@@ -1,0 +1,110 @@
+"""kill_group takes down the whole tree: a bwrap sandbox still setting up, a setsid child.
+
+bwrap's sandbox child calls setsid (`--new-session`) and arms its parent-death signal
+only after it is cloned; a kill of the process group in that window left the sandbox
+running its command to the end. These kill at the earliest moments, many times over.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+from aistack_tui.tools.process import kill_group
+from tests.sandbox.test_sandbox import confined, needs_bwrap
+
+DELAYS = (0.0, 0.0005, 0.001, 0.002, 0.005)
+
+
+def holding(marker: bytes) -> list[int]:
+    """Pids of live processes whose command line holds `marker` (zombies have none)."""
+    pids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if marker in Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" "):
+                pids.append(int(name))
+    return pids
+
+
+async def left_over(marker: bytes) -> list[int]:
+    """What still holds `marker` after a moment to die in (a SIGKILL is not instant);
+    a survivor runs for half a minute, so it is still there."""
+    deadline = time.monotonic() + 0.5
+    while (pids := holding(marker)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    return pids
+
+
+def kill_all(marker: bytes) -> None:
+    """Leave nothing behind, even when the test fails (SIGKILL reaches a namespace init)."""
+    for pid in holding(marker):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+
+
+@needs_bwrap
+async def test_a_sandbox_killed_while_it_sets_up_leaves_nothing(tmp_path: Path) -> None:
+    project, scratch = tmp_path / "project", tmp_path / "scratch"
+    project.mkdir()
+    scratch.mkdir()
+    marker = b"sleep 31.337"
+    sandbox = confined(project, scratch)  # kept: its scratch dir goes when it does
+    argv = sandbox.wrap_command(["sh", "-c", marker.decode()], cwd=project)
+
+    async def start() -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            *argv, cwd=project, stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+        )
+
+    try:
+        # First the command is seen running inside the sandbox: the argv really works.
+        proc = await start()
+        deadline = time.monotonic() + 3
+        while len(holding(marker)) < 2:  # bwrap, and the sandbox's own processes
+            assert proc.returncode is None, "the sandboxed command did not start"
+            assert time.monotonic() < deadline, "the sandboxed command did not start"
+            await asyncio.sleep(0.005)
+        await kill_group(proc, grace=0.5)
+        assert await left_over(marker) == []
+        for round_ in range(30):
+            proc = await start()
+            time.sleep(DELAYS[round_ % len(DELAYS)])  # blocking on purpose: an exact delay
+            await kill_group(proc, grace=0.5)
+            assert proc.returncode is not None
+        assert await left_over(marker) == [], "a sandbox outlived kill_group"
+    finally:
+        kill_all(marker)
+
+
+async def test_a_child_that_left_the_group_is_killed_too() -> None:
+    marker = b"sleep 31.338"
+    proc = await asyncio.create_subprocess_exec(
+        "sh", "-c", f"setsid {marker.decode()} & wait", stdin=asyncio.subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 3
+        while not any(os.getsid(pid) == pid for pid in holding(marker)
+                      if pid != proc.pid and _in_tree(pid, proc.pid)):
+            assert time.monotonic() < deadline, "setsid sleep never started"
+            await asyncio.sleep(0.005)
+        await kill_group(proc, grace=0.5)
+        assert await left_over(marker) == []
+    finally:
+        kill_all(marker)
+
+
+def _in_tree(pid: int, root: int) -> bool:
+    """Whether `pid` is `root`'s child (a sleep of another run is not ours)."""
+    with contextlib.suppress(OSError, IndexError, ValueError):
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+        return int(stat[stat.rfind(b")") + 2 :].split()[1]) == root
+    return False
