@@ -32,7 +32,6 @@ import asyncio
 import json
 import os
 import re
-import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -42,6 +41,7 @@ from aistack_tui.agent.tool_runner import HookVerdict
 from aistack_tui.json_values import as_list, as_object
 from aistack_tui.llm.types import Message, ToolResultBlock
 from aistack_tui.tools.editor import current_call_id
+from aistack_tui.tools.process import kill_tree
 
 HOOK_EVENTS = (
     "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "Notification",
@@ -347,10 +347,7 @@ class HookRunner:
         try:
             out, err = await asyncio.wait_for(proc.communicate(stdin), command.timeout)
         except (TimeoutError, asyncio.CancelledError) as e:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            kill_tree(proc.pid)
             await proc.wait()
             if isinstance(e, asyncio.CancelledError):
                 raise

@@ -9,7 +9,6 @@ comparable. The checker runs after the agent stops and alone decides pass or fai
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import shutil
 import subprocess
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING
 from aistack_tui.evals.store import EvalStore, TaskResult
 from aistack_tui.evals.tasks import EvalTask
 from aistack_tui.hardened_git import hardened_git
+from aistack_tui.tools.process import kill_tree
 
 if TYPE_CHECKING:
     from aistack_tui.session.config import RunConfig
@@ -68,8 +68,7 @@ async def run_checker(task: EvalTask, work: Path) -> tuple[bool, str]:
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), CHECK_TIMEOUT)
     except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, 9)
+        kill_tree(proc.pid)
         await proc.wait()
         return False, f"checker timed out after {CHECK_TIMEOUT:.0f} s"
     text = out.decode("utf-8", "replace").strip()

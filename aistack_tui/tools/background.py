@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import os
 import re
-import signal
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -32,7 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from aistack_tui.tools.base import ToolContext, ToolError
-from aistack_tui.tools.process import Captured, kill_group
+from aistack_tui.tools.process import Captured, kill_group, kill_tree
 
 HEAD_BYTES = 16_000
 TAIL_BYTES = 12_000
@@ -161,8 +160,7 @@ class BackgroundShells:
         code = await shell.proc.wait()
         # What the command left running in its group goes with it: nothing untracked stays.
         _cut_lifeline(shell)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(shell.proc.pid, signal.SIGKILL)
+        kill_tree(shell.proc.pid)
         if shell.status == "running":
             shell.exit_code = code
             shell.status = "completed" if code == 0 else "failed"

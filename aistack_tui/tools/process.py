@@ -67,6 +67,16 @@ async def kill_group(proc: asyncio.subprocess.Process, grace: float = KILL_GRACE
         await asyncio.wait_for(proc.wait(), grace)
 
 
+def kill_tree(pgid: int) -> None:
+    """SIGKILL process group `pgid` and every descendant of its members, at once.
+
+    For a command whose own process has ended (or must end now, no grace): what it left
+    in its group goes, and so does what left the group with setsid, while it is still
+    a descendant of a member (an orphan reparented to init is beyond reach).
+    """
+    _signal_all(pgid, _freeze_tree(pgid, {}), signal.SIGKILL)
+
+
 class _Stat(NamedTuple):
     """What kill_group reads of a process in /proc/<pid>/stat."""
 

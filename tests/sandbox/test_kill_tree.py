@@ -14,7 +14,7 @@ import signal
 import time
 from pathlib import Path
 
-from aistack_tui.tools.process import kill_group
+from aistack_tui.tools.process import kill_group, kill_tree
 from tests.sandbox.test_sandbox import confined, needs_bwrap
 
 DELAYS = (0.0, 0.0005, 0.001, 0.002, 0.005)
@@ -108,3 +108,23 @@ def _in_tree(pid: int, root: int) -> bool:
         stat = Path(f"/proc/{pid}/stat").read_bytes()
         return int(stat[stat.rfind(b")") + 2 :].split()[1]) == root
     return False
+
+
+async def test_kill_tree_reaches_past_the_group_after_its_leader_exited() -> None:
+    """A background shell's command ended; a subshell it left in the group still has a
+    setsid child (what background shells and hooks clean up with kill_tree)."""
+    marker = b"sleep 31.339"
+    proc = await asyncio.create_subprocess_exec(
+        "sh", "-c", f"(setsid {marker.decode()} & wait) & exit 0",
+        stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
+    )
+    try:
+        assert await proc.wait() == 0
+        deadline = time.monotonic() + 3
+        while not any(os.getsid(pid) == pid for pid in holding(marker)):
+            assert time.monotonic() < deadline, "setsid sleep never started"
+            await asyncio.sleep(0.005)
+        kill_tree(proc.pid)
+        assert await left_over(marker) == []
+    finally:
+        kill_all(marker)
