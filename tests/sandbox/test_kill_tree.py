@@ -21,13 +21,15 @@ DELAYS = (0.0, 0.0005, 0.001, 0.002, 0.005)
 
 
 def holding(marker: bytes) -> list[int]:
-    """Pids of live processes whose command line holds `marker` (zombies have none)."""
+    """Pids of live processes whose command line holds `marker` (zombies have none), as
+    whole arguments: the markers carry this run's pid, so a run in parallel is left be."""
     pids = []
     for name in os.listdir("/proc"):
         if not name.isdigit():
             continue
         with contextlib.suppress(OSError):
-            if marker in Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" "):
+            line = b" " + Path(f"/proc/{name}/cmdline").read_bytes().replace(b"\0", b" ")
+            if b" " + marker + b" " in line:
                 pids.append(int(name))
     return pids
 
@@ -53,7 +55,7 @@ async def test_a_sandbox_killed_while_it_sets_up_leaves_nothing(tmp_path: Path) 
     project, scratch = tmp_path / "project", tmp_path / "scratch"
     project.mkdir()
     scratch.mkdir()
-    marker = b"sleep 31.337"
+    marker = f"sleep 31.{os.getpid()}7".encode()
     sandbox = confined(project, scratch)  # kept: its scratch dir goes when it does
     argv = sandbox.wrap_command(["sh", "-c", marker.decode()], cwd=project)
 
@@ -85,7 +87,7 @@ async def test_a_sandbox_killed_while_it_sets_up_leaves_nothing(tmp_path: Path) 
 
 
 async def test_a_child_that_left_the_group_is_killed_too() -> None:
-    marker = b"sleep 31.338"
+    marker = f"sleep 31.{os.getpid()}8".encode()
     proc = await asyncio.create_subprocess_exec(
         "sh", "-c", f"setsid {marker.decode()} & wait", stdin=asyncio.subprocess.DEVNULL,
         start_new_session=True,
@@ -113,7 +115,7 @@ def _in_tree(pid: int, root: int) -> bool:
 async def test_kill_tree_reaches_past_the_group_after_its_leader_exited() -> None:
     """A background shell's command ended; a subshell it left in the group still has a
     setsid child (what background shells and hooks clean up with kill_tree)."""
-    marker = b"sleep 31.339"
+    marker = f"sleep 31.{os.getpid()}9".encode()
     proc = await asyncio.create_subprocess_exec(
         "sh", "-c", f"(setsid {marker.decode()} & wait) & exit 0",
         stdin=asyncio.subprocess.DEVNULL, start_new_session=True,
