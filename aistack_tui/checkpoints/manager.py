@@ -25,6 +25,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from aistack_tui.atomic_file import write_atomically
 from aistack_tui.beneath import Location, UnsafePath, locate
 from aistack_tui.checkpoints.shadow import ShadowGitError, ShadowRepo, TreeEntry
 from aistack_tui.storage.paths import project_data_dir
@@ -242,14 +243,8 @@ class CheckpointManager:
         return out
 
     def _save(self, session_id: str, turns: list[TurnRecord]) -> None:
-        path = self._log_path(session_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(
-            json.dumps({"session_id": session_id, "turns": [asdict(t) for t in turns]}, indent=1),
-            encoding="utf-8",
-        )
-        tmp.replace(path)
+        write_atomically(self._log_path(session_id), json.dumps(
+            {"session_id": session_id, "turns": [asdict(t) for t in turns]}, indent=1))
 
 
 def _refused_note(refused: list[str]) -> str:

@@ -18,9 +18,8 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from aistack_tui.llm.model_info import BUILT_IN, ModelInfo, lookup_model
+from aistack_tui.llm.model_info import BUILT_IN, ModelInfo, lookup_model, lookup_price
 from aistack_tui.llm.models_endpoint import ProviderListing, read_listing, undated
-from aistack_tui.llm.prices import lookup_price
 from aistack_tui.llm.registry import (
     canonical_name,
     parse_model_string,

@@ -8,21 +8,53 @@ prices. Each value comes from the best source that knows it:
    and max output where the provider says them (Anthropic, Gemini);
 3. `BUILT_IN`, the limits of a few current models (each provider's default among them),
    so a fresh offline machine budgets them right before any endpoint has answered;
-4. genai-prices (`llm/prices.py`): prices, long-context tiers and context windows;
+4. genai-prices: prices, long-context tiers, context windows and a deprecated flag. It is
+   maintained by Pydantic and its data ships inside the package, so a lookup never touches
+   the network. Local providers and custom endpoints have no entry: their prices stay
+   unknown unless settings give them. Prices are USD per million tokens;
 5. family limits for the other models of a vendor genai-prices knows, then conservative
    defaults, so budgeting stays safe and an unknown price shows as unknown, not as zero.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from aistack_tui.llm.models_endpoint import ProviderListing, undated
-from aistack_tui.llm.prices import PriceTier, genai_prices_id, lookup_price
 from aistack_tui.llm.registry import canonical_name
 from aistack_tui.llm.types import Usage
+
+_PROVIDER_IDS = {"anthropic": "anthropic", "openai": "openai", "google": "google",
+                 "gemini": "google", "deepseek": "deepseek", "openrouter": "openrouter"}
+"""aistack provider name → genai-prices provider id, for the providers it prices."""
+_KEYS = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok")
+
+
+@dataclass(frozen=True, slots=True)
+class PriceTier:
+    """Prices that apply to a whole request once its input exceeds `above_input_tokens`
+    (the "cliff" every provider uses); None keeps the base price."""
+
+    above_input_tokens: int
+    input_price: float | None = None
+    output_price: float | None = None
+    cache_read_price: float | None = None
+    cache_write_price: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Priced:
+    """What genai-prices says about one model."""
+
+    context_window: int | None
+    deprecated: bool
+    base: PriceTier
+    """The prices below every threshold (its `above_input_tokens` is 0)."""
+    tiers: tuple[PriceTier, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,9 +137,62 @@ def _family(provider: str, name: str) -> ModelInfo | None:
     """The limits of `name`'s family, for vendors genai-prices knows (routers name models
     `vendor/model`: the last part counts)."""
     last = name.rsplit("/", 1)[-1]
-    if genai_prices_id(provider) is None:
+    if provider.lower() not in _PROVIDER_IDS:
         return None
     return next((info for prefix, info in _FAMILIES if last.startswith(prefix)), None)
+
+
+@functools.lru_cache(maxsize=512)
+def lookup_price(provider: str, model: str) -> Priced | None:
+    """genai-prices' entry for `provider/model` with the prices in force now, or None.
+    Matching is genai-prices' own (dated snapshots, `-latest` aliases, OpenRouter's
+    `vendor/model` names)."""
+    provider_id = _PROVIDER_IDS.get(provider.lower())
+    if provider_id is None:
+        return None
+    from genai_prices import data_snapshot
+
+    try:
+        _provider, info = data_snapshot.get_snapshot().find_provider_model(
+            model.lower().removeprefix("models/"), None, provider_id, None)
+    except LookupError:
+        return None
+    prices = _prices_now(info)
+    values: list[Any] = [getattr(prices, key, None) for key in _KEYS]
+    starts = sorted({t.start for v in values for t in getattr(v, "tiers", None) or ()})
+    return Priced(info.context_window, bool(info.deprecated), _tier(values, 0),
+                  tuple(_tier(values, start) for start in starts))
+
+
+def _prices_now(info: Any) -> Any:
+    """The prices in force today. A conditional price applies from its start date on (an
+    introductory rate until then); a time-of-day price (DeepSeek's peak hours) counts as
+    always in force, so the cost and the budget stop never rely on an off-peak discount."""
+    from genai_prices.types import ModelPrice, TimeOfDateConstraint
+
+    if isinstance(info.prices, ModelPrice):
+        return info.prices
+    now = datetime.now(tz=UTC)
+    for conditional in reversed(info.prices):
+        constraint = conditional.constraint
+        if (constraint is None or isinstance(constraint, TimeOfDateConstraint)
+                or constraint.active(now)):
+            return conditional.prices
+    return info.prices[0].prices
+
+
+def _tier(values: list[Any], start: int) -> PriceTier:
+    """Each price (input, output, cache read, cache write) for requests above `start`
+    input tokens: a tiered price's highest tier at or below `start`, else its base."""
+    at: list[float | None] = []
+    for value in values:
+        tiers = getattr(value, "tiers", None)
+        if tiers is not None:
+            value = value.base
+            for tier in sorted(tiers, key=lambda t: t.start):
+                value = tier.price if tier.start <= start else value
+        at.append(None if value is None else float(value))
+    return PriceTier(start, *at)
 
 
 def cost_usd(info: ModelInfo, usage: Usage) -> float | None:
@@ -118,18 +203,14 @@ def cost_usd(info: ModelInfo, usage: Usage) -> float | None:
     applies to the whole request once its input (uncached, cache reads and cache writes
     together) exceeds the tier's threshold, as the providers bill it.
     """
-    prices = [info.input_price, info.output_price, info.cache_read_price,
-              info.cache_write_price]
     total_input = (
         usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
     )
-    for tier in info.price_tiers:
-        if total_input > tier.above_input_tokens:
-            tiered = [tier.input_price, tier.output_price, tier.cache_read_price,
-                      tier.cache_write_price]
-            prices = [new if new is not None else old for new, old in zip(tiered, prices,
-                                                                          strict=True)]
-    input_price, output_price, cache_read, cache_write = prices
+    tier = next((t for t in reversed(info.price_tiers) if total_input > t.above_input_tokens),
+                PriceTier(0))  # each tier holds every price in force above its threshold
+    input_price, output_price, cache_read, cache_write = (
+        getattr(info, key) if getattr(tier, key) is None else getattr(tier, key)
+        for key in ("input_price", "output_price", "cache_read_price", "cache_write_price"))
     if input_price is None or output_price is None:
         return None
     total = (

@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import re
 import threading
 import time
@@ -23,6 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from aistack_tui.atomic_file import write_atomically
 from aistack_tui.llm.registry import ProviderConfig, canonical_name
 
 log = logging.getLogger(__name__)
@@ -144,16 +144,9 @@ def read_listing(home: Path, provider: str) -> ProviderListing | None:
 def write_listing(home: Path, provider: str, listing: ProviderListing) -> None:
     """Store one provider's listing, keeping the others; atomic, so a reader (or a second
     aistack process) never sees half a file."""
-    path = cache_path(home)
-    path.parent.mkdir(parents=True, exist_ok=True)
     listings = {**read_cache(home), provider: listing}
     data = {"version": CACHE_VERSION, "providers": {n: asdict(v) for n, v in listings.items()}}
-    partial = path.with_name(f".models-{os.getpid()}-{threading.get_ident()}.json")
-    try:
-        partial.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        partial.replace(path)
-    finally:
-        partial.unlink(missing_ok=True)
+    write_atomically(cache_path(home), json.dumps(data, indent=1))
 
 
 def _due(configs: Sequence[ProviderConfig], home: Path, ttl: float, force: bool = False

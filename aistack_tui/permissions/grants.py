@@ -10,10 +10,9 @@ reported instead of being overwritten.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
+from aistack_tui.atomic_file import write_atomically
 from aistack_tui.json_values import as_list, as_object
 from aistack_tui.permissions.rules import Rule, RuleError, parse_rule
 from aistack_tui.permissions.types import Behavior
@@ -76,14 +75,8 @@ def append_rule(path: Path, rule_text: str, behavior: Behavior) -> bool:
     if rule_text in allow:
         return False
     allow.append(rule_text)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".settings.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.write("\n")
-        os.replace(tmp, path)
+        write_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     except OSError as e:
-        Path(tmp).unlink(missing_ok=True)
         raise RuleError(str(path), rule_text, f"cannot write the file ({e})") from e
     return True

@@ -9,14 +9,13 @@ Values are JSON (`true`, `0.2`, `"text"`) or a bare word taken as text.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
+from aistack_tui.atomic_file import write_atomically
 from aistack_tui.json_values import as_object
 from aistack_tui.settings.layers import ConfigError, user_settings_path
 from aistack_tui.settings.models import Settings
@@ -98,9 +97,4 @@ def set_user_setting(home: Path, key: str, raw: str) -> Any:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".settings-")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2)
-        f.write("\n")
-    os.replace(tmp, path)
+    write_atomically(path, json.dumps(data, indent=2) + "\n")

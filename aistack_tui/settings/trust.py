@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
+
+from aistack_tui.atomic_file import write_atomically
 
 TRUST_FILE = "trusted-projects.json"
 
@@ -85,7 +86,4 @@ def remember(home: Path, project_root: Path, items: list[TrustItem]) -> None:
     data = _load(home)
     key = str(project_root.resolve())
     data[key] = sorted(set(data.get(key, [])) | {item.fingerprint for item in items})
-    home.mkdir(parents=True, exist_ok=True)
-    tmp = home / (TRUST_FILE + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    os.replace(tmp, home / TRUST_FILE)
+    write_atomically(home / TRUST_FILE, json.dumps(data, indent=2))

@@ -23,7 +23,7 @@ from aistack_tui.llm.catalogue import (
     provider_catalogue,
     replacement_for,
 )
-from aistack_tui.llm.model_info import BUILT_IN, lookup_model
+from aistack_tui.llm.model_info import BUILT_IN, lookup_model, lookup_price
 from aistack_tui.llm.models_endpoint import (
     CACHE_VERSION,
     cache_path,
@@ -32,7 +32,6 @@ from aistack_tui.llm.models_endpoint import (
     refresh,
     start_background_refresh,
 )
-from aistack_tui.llm.prices import lookup_price
 from aistack_tui.llm.registry import ProviderConfig, resolve_provider_config
 from aistack_tui.session.config import make_run_config
 from aistack_tui.session.providers import picker_models, provider_configs
