@@ -3,10 +3,9 @@ prices and deprecation, and the default model of each provider.
 
 The list is the provider's models endpoint as last cached under `$AISTACK_HOME`
 (`llm/models_endpoint.py` renews it in the background), else the built-in list of
-`llm/model_info.py` (the current defaults), so a fresh offline machine still has one.
-Limits and prices come from `lookup_model`. A model is deprecated when its endpoint's
-lifecycle or shutdown date says so, or genai-prices' `deprecated` flag (the only source
-for Gemini, without a date); nothing is read from the SDKs' private modules.
+`llm/model_info.py`, so a fresh offline machine still has one. A model is deprecated when
+its endpoint's lifecycle or shutdown date says so, or genai-prices' `deprecated` flag (the
+only source for Gemini, without a date); nothing is read from the SDKs' private modules.
 """
 
 from __future__ import annotations
@@ -20,10 +19,7 @@ from typing import Any
 
 from aistack_tui.llm.model_info import BUILT_IN, ModelInfo, lookup_model, lookup_price
 from aistack_tui.llm.models_endpoint import ProviderListing, read_listing, undated
-from aistack_tui.llm.registry import (
-    canonical_name,
-    parse_model_string,
-)
+from aistack_tui.llm.registry import canonical_name, parse_model_string
 
 DEFAULT_MODELS: dict[str, str] = {
     "anthropic": "claude-sonnet-5-5",
@@ -31,8 +27,8 @@ DEFAULT_MODELS: dict[str, str] = {
     "google": "gemini-4-argon",
 }
 """The model used when only a provider is known: each provider's current general model
-for coding, as its models endpoint lists it and genai-prices prices it
-(`tests/llm/test_catalogue.py` fails when either says it is deprecated)."""
+for coding (`tests/llm/test_catalogue.py` fails when its endpoint or genai-prices says it
+is deprecated)."""
 
 _VENDOR = {"anthropic": "Anthropic", "openai": "OpenAI", "google": "Google"}
 _VERSION = re.compile(r"\d+(?:[.-]\d+)*")
@@ -109,15 +105,14 @@ def model_ids(provider: str, listing: ProviderListing | None) -> list[str]:
 
 def _deprecation(provider: str, model: str, listing: ProviderListing | None
                  ) -> Deprecation | None:
-    """The deprecation facts about `provider/model` (without a replacement), or None."""
+    """What the endpoint and genai-prices say about `provider/model`, or None if current."""
     entry = listing.find(model) if listing is not None else None
     if entry is not None and not (entry.lifecycle in ("deprecated", "retired")
                                   or entry.shutdown_date):
         entry = None
-    sources = [f"the {provider} models endpoint"] if entry is not None else []
     priced = lookup_price(provider, model)
-    if priced is not None and priced.deprecated:
-        sources.append("genai-prices")
+    sources = ([f"the {provider} models endpoint"] if entry is not None else []) + (
+        ["genai-prices"] if priced is not None and priced.deprecated else [])
     if not sources:
         return None
     return Deprecation(provider, model, entry and entry.shutdown_date,
@@ -140,15 +135,12 @@ def replacement_for(model: str, current: Sequence[str], default: str | None) -> 
     it, else `default` (current too) unless that is `model` itself."""
     line, version = _line(model)
     newer = [(v, c) for c in current for same, v in [_line(c)] if same == line and v > version]
-    if newer:
-        return max(newer)[1]
-    return default if default != model else None
+    return max(newer)[1] if newer else default if default != model else None
 
 
 def _deprecations(provider: str, ids: list[str], listing: ProviderListing | None
                   ) -> dict[str, Deprecation]:
-    """The deprecated models among `ids`, each with the model to use instead: the newest
-    current one of its line, else the provider's default while that is current."""
+    """The deprecated models among `ids`, each with the model to use instead."""
     gone = {m: d for m in ids if (d := _deprecation(provider, m, listing)) is not None}
     current = [m for m in ids if m not in gone]
     default = DEFAULT_MODELS.get(provider)
@@ -157,12 +149,9 @@ def _deprecations(provider: str, ids: list[str], listing: ProviderListing | None
         to := replacement_for(m, current, fallback)) else d for m, d in gone.items()}
 
 
-def provider_catalogue(
-    provider: str,
-    *,
-    home: Path | None = None,
-    overrides: Mapping[str, Mapping[str, Any]] | None = None,
-) -> ProviderCatalogue:
+def provider_catalogue(provider: str, *, home: Path | None = None,
+                       overrides: Mapping[str, Mapping[str, Any]] | None = None
+                       ) -> ProviderCatalogue:
     """Every model `provider` offers: the default first, current models in the source's
     order (newest first for Anthropic), deprecated ones last."""
     provider = canonical_name(provider)
@@ -180,9 +169,8 @@ def provider_catalogue(
                              listing.fetched_at if listing else None, tuple(entries))
 
 
-def deprecation_warning(
-    model_string: str, *, home: Path | None = None, today: date | None = None
-) -> str | None:
+def deprecation_warning(model_string: str, *, home: Path | None = None,
+                        today: date | None = None) -> str | None:
     """A one-sentence warning naming the shutdown date and the replacement when
     `model_string` is deprecated or retired; None for a current (or unknown) model.
     Reads only local data (genai-prices, the endpoint cache under `home`), so it is safe

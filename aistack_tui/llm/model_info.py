@@ -28,9 +28,8 @@ from aistack_tui.llm.models_endpoint import ProviderListing, undated
 from aistack_tui.llm.registry import canonical_name
 from aistack_tui.llm.types import Usage
 
-_PROVIDER_IDS = {"anthropic": "anthropic", "openai": "openai", "google": "google",
-                 "gemini": "google", "deepseek": "deepseek", "openrouter": "openrouter"}
-"""aistack provider name → genai-prices provider id, for the providers it prices."""
+_PRICED = {"anthropic", "openai", "google", "deepseek", "openrouter"}
+"""The providers genai-prices prices, by their (canonical) name, which is also its id."""
 _KEYS = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok")
 
 
@@ -137,7 +136,7 @@ def _family(provider: str, name: str) -> ModelInfo | None:
     """The limits of `name`'s family, for vendors genai-prices knows (routers name models
     `vendor/model`: the last part counts)."""
     last = name.rsplit("/", 1)[-1]
-    if provider.lower() not in _PROVIDER_IDS:
+    if canonical_name(provider) not in _PRICED:
         return None
     return next((info for prefix, info in _FAMILIES if last.startswith(prefix)), None)
 
@@ -147,8 +146,8 @@ def lookup_price(provider: str, model: str) -> Priced | None:
     """genai-prices' entry for `provider/model` with the prices in force now, or None.
     Matching is genai-prices' own (dated snapshots, `-latest` aliases, OpenRouter's
     `vendor/model` names)."""
-    provider_id = _PROVIDER_IDS.get(provider.lower())
-    if provider_id is None:
+    provider_id = canonical_name(provider)
+    if provider_id not in _PRICED:
         return None
     from genai_prices import data_snapshot
 
