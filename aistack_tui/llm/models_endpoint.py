@@ -130,7 +130,8 @@ def read_cache(home: Path) -> dict[str, ProviderListing]:
         entries = dict(data["providers"]) if data["version"] == CACHE_VERSION else {}
     except (OSError, ValueError, TypeError, KeyError):
         return {}
-    adapter, listings = TypeAdapter(ProviderListing), {}
+    adapter = TypeAdapter(ProviderListing)
+    listings: dict[str, ProviderListing] = {}
     for name, raw in entries.items():
         with contextlib.suppress(ValidationError):
             listings[name] = adapter.validate_python(raw)
