@@ -110,6 +110,7 @@ class ToolRunner:
             tool = self.tools.get(call.name)
             display = _safe_describe(tool, call)
             emit(ToolCallRequested(call.id, call.name, call.input, display))
+        started = time.perf_counter()
         tasks = [
             asyncio.create_task(self._run_one(call, emit, should_skip)) for call in calls
         ]
@@ -125,7 +126,7 @@ class ToolRunner:
                     out.append(res)
                 else:
                     block = ToolResultBlock(tool_use_id=call.id, content=INTERRUPTED, is_error=True)
-                    emit(ToolFinished(call.id, call.name, block, 0.0))
+                    emit(ToolFinished(call.id, call.name, block, time.perf_counter() - started))
                     out.append(block)
             return out
 
