@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.python_ast import parse_source
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -184,13 +186,12 @@ def _ends_with_assert_never(match) -> bool:
 def test_every_match_over_agent_events_is_exhaustive() -> None:
     """A new event type must fail type checking wherever a consumer dispatches on events:
     each such `match` ends with `case _: assert_never(event)`."""
-    import ast
 
     open_ended: list[str] = []
     for path in sorted((ROOT / "aistack_tui").rglob("*.py")):
         if "evals/tasks" in path.as_posix():
             continue  # fixture repositories for `aistack eval`, some broken on purpose
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = parse_source(path.read_text(encoding="utf-8"))
         for match in _event_matches(tree):
             if not _ends_with_assert_never(match):
                 open_ended.append(f"{path.relative_to(ROOT)}:{match.lineno}")
