@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from aistack_tui.tools.base import ToolError
-from aistack_tui.tools.process import Captured
+from aistack_tui.tools.process import Captured, kill_by_command_line
 from aistack_tui.tools.services import EditorTerminal, TerminalRun
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ async def run_in_terminal(
         except Exception as e:  # the editor refused: run it here, as without an editor
             log.warning("editor terminal: create failed: %s", e)
             return None
-        result = await _follow(run, timeout_ms, head_bytes, tail_bytes, pwd_file)
+        result = await _follow(run, argv, timeout_ms, head_bytes, tail_bytes, pwd_file)
     finally:
         with contextlib.suppress(OSError):
             Path(env_file).unlink()
@@ -128,9 +128,13 @@ async def run_in_terminal(
     return result
 
 
-async def _follow(run: TerminalRun, timeout_ms: int, head_bytes: int, tail_bytes: int,
-                  pwd_file: str) -> tuple[str, int, bool] | None:
-    """Wait for the command (killing it on timeout or cancel), then take its output."""
+async def _follow(run: TerminalRun, argv: list[str], timeout_ms: int, head_bytes: int,
+                  tail_bytes: int, pwd_file: str) -> tuple[str, int, bool] | None:
+    """Wait for the command (killing it on timeout or cancel), then take its output.
+
+    After the editor's kill, whatever still runs `argv` on this machine is killed too:
+    a terminal kills bwrap's process group, which misses a sandbox bwrap had only just
+    cloned (see `kill_by_command_line`)."""
     timed_out = False
     try:
         try:
@@ -141,12 +145,14 @@ async def _follow(run: TerminalRun, timeout_ms: int, head_bytes: int, tail_bytes
         except TimeoutError:
             timed_out = True
             await run.kill()
+            kill_by_command_line(argv)
             exit_code = -signal.SIGKILL.value
         text, cut = await run.output()
     except asyncio.CancelledError:
         # Interrupted (Esc, session/cancel): the command stops with the turn.
         with contextlib.suppress(Exception):
             await asyncio.shield(run.kill())
+        kill_by_command_line(argv)
         raise
     except Exception as e:
         if not _started(pwd_file):

@@ -14,7 +14,7 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -75,6 +75,26 @@ def kill_tree(pgid: int) -> None:
     a descendant of a member (an orphan reparented to init is beyond reach).
     """
     _signal_all(pgid, _freeze_tree(pgid, {}), signal.SIGKILL)
+
+
+def kill_by_command_line(argv: Sequence[str]) -> list[int]:
+    """SIGKILL this user's processes whose command line is exactly `argv`; their pids.
+
+    For a command someone else started and killed for us: an editor's terminal kills bwrap
+    through its own process group, and a kill during bwrap's set-up misses the sandbox it
+    has just cloned, which keeps bwrap's command line (it is the sandbox's init, pid 1 of
+    its pid namespace, so SIGKILL to it ends everything inside). The command lines
+    aistack builds name temp files of their own, so no other process matches.
+    """
+    wanted = b"\0".join(os.fsencode(arg) for arg in argv) + b"\0"
+    killed: list[int] = []
+    for pid in _all_stats():
+        with contextlib.suppress(OSError):
+            if (os.stat(f"/proc/{pid}").st_uid == os.getuid()
+                    and Path(f"/proc/{pid}/cmdline").read_bytes() == wanted):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+    return killed
 
 
 class _Stat(NamedTuple):

@@ -329,8 +329,8 @@ async def test_bash_runs_in_the_editor_terminal_inside_the_sandbox(
             running = asyncio.create_task(
                 conn.prompt(session_id=sid, prompt=[text_block("wait a while")]))
             await asyncio.wait_for(client.waited_on.wait(), 30)
-            # Cancel once the command runs: an editor that kills bwrap while it is still
-            # setting up can miss the sandbox, which aistack cannot see from here.
+            # Cancel once the command runs (a kill during bwrap's set-up, which the
+            # editor's group kill misses, is tests/sandbox/test_kill_tree.py's subject).
             while b"started" not in client.terminals["term-3"].output:
                 await asyncio.sleep(0.02)
             await conn.cancel(session_id=sid)

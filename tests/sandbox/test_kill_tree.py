@@ -14,7 +14,7 @@ import signal
 import time
 from pathlib import Path
 
-from aistack_tui.tools.process import kill_group, kill_tree
+from aistack_tui.tools.process import kill_by_command_line, kill_group, kill_tree
 from tests.sandbox.test_sandbox import confined, needs_bwrap
 
 DELAYS = (0.0, 0.0005, 0.001, 0.002, 0.005)
@@ -130,3 +130,32 @@ async def test_kill_tree_reaches_past_the_group_after_its_leader_exited() -> Non
         assert await left_over(marker) == []
     finally:
         kill_all(marker)
+
+
+@needs_bwrap
+async def test_a_sandbox_an_editor_killed_during_set_up_is_found_by_its_command_line(
+        tmp_path: Path) -> None:
+    """An editor's terminal kills bwrap's process group and nothing else; aistack then
+    kills what still runs the command line it gave the terminal (the ACP path)."""
+    project, scratch = tmp_path / "project", tmp_path / "scratch"
+    project.mkdir()
+    scratch.mkdir()
+    marker = f"sleep 31.{os.getpid()}6".encode()
+    sandbox = confined(project, scratch)
+    argv = sandbox.wrap_command(["sh", "-c", marker.decode()], cwd=project)
+    survived = 0
+    try:
+        for round_ in range(40):
+            proc = await asyncio.create_subprocess_exec(
+                *argv, cwd=project, stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
+                start_new_session=True)
+            time.sleep(DELAYS[round_ % len(DELAYS)])
+            os.killpg(proc.pid, signal.SIGKILL)  # what the editor's terminal does
+            await proc.wait()
+            survived += bool(holding(marker))
+            kill_by_command_line(argv)
+        assert await left_over(marker) == []
+    finally:
+        kill_all(marker)
+    print(f"sandboxes that outlived the editor's kill: {survived} of 40")
