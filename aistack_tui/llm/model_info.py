@@ -1,19 +1,12 @@
 """Context windows, output limits and prices of models, and what a response costs.
 
-Compaction needs the context window, the request its max output tokens, the cost line
-prices. Each value comes from the best source that knows it:
-
-1. settings (`models: {"PROVIDER/MODEL": {...}}`), which always win;
-2. the provider's models endpoint as cached (`llm/models_endpoint.py`): context window
-   and max output where the provider says them (Anthropic, Gemini);
-3. `BUILT_IN`, the limits of a few current models (each provider's default among them),
-   so a fresh offline machine budgets them right before any endpoint has answered;
-4. genai-prices: prices, long-context tiers, context windows and a deprecated flag. It is
-   maintained by Pydantic and its data ships inside the package, so a lookup never touches
-   the network. Local providers and custom endpoints have no entry: their prices stay
-   unknown unless settings give them. Prices are USD per million tokens;
-5. family limits for the other models of a vendor genai-prices knows, then conservative
-   defaults, so budgeting stays safe and an unknown price shows as unknown, not as zero.
+Each value comes from the best source that knows it: settings `models` always win; then
+the provider's models endpoint as cached (limits, where Anthropic and Gemini say them);
+then `BUILT_IN`, so a fresh offline machine budgets the current models right; then
+genai-prices (prices in USD per million tokens, long-context tiers, context windows, a
+deprecated flag), whose data ships inside the package, so a lookup never touches the
+network; then family limits, then conservative defaults, so budgeting stays safe and an
+unknown price (local providers, custom endpoints) shows as unknown, not as zero.
 """
 
 from __future__ import annotations

@@ -1,11 +1,9 @@
-"""Each provider's models endpoint, asked through its SDK's public `models.list` (Anthropic:
-limits, lifecycle, retirement date; OpenAI and compatible servers: ids, OpenAI's
-`shutdown_date`; Gemini: limits), and the cache of its chat models under `$AISTACK_HOME`.
+"""Each provider's models endpoint, asked through its SDK's public `models.list`, and the
+cache of its chat models under `$AISTACK_HOME`.
 
-Reading the cache never touches the network, so start-up and the catalogue read it as it
-is, however old; an answer older than an hour is renewed on a daemon thread with its own
-event loop. A provider that is down, slow or refuses the key leaves its last answer in
-place: its list changes a few times a year, and a stale answer beats none.
+Reading the cache never touches the network, so start-up reads it however old it is; an
+answer older than an hour is renewed on a daemon thread. A provider that is down, slow or
+refuses the key leaves its last answer in place: a stale list beats none.
 """
 
 from __future__ import annotations
