@@ -296,7 +296,7 @@ class AistackApp(App[int]):
         gc.freeze()
         leftover = self.bridge.take_leftover() if self.bridge else []
         if leftover and not self.prompt.text:
-            self.prompt.load_text("\n\n".join(leftover))
+            self.prompt.fill("\n\n".join(leftover))
 
     async def new_conversation(self) -> None:
         if self.busy:

@@ -398,7 +398,7 @@ async def _rewind(app: CommandHost, args: str) -> None:
     await app.notice(_result_text(result))
     prompt = result.prompt
     if prompt and not app.prompt.text:
-        app.prompt.load_text(prompt)  # the rewound prompt, ready to edit and resend
+        app.prompt.fill(prompt)  # the rewound prompt, ready to edit and resend
 
 
 # --- /init ---------------------------------------------------------------------------------

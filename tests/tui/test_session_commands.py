@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
+
 from aistack_tui.agent.compaction import SUMMARY_KIND
 from aistack_tui.llm import types as lt
 from aistack_tui.tui.screens.confirm import ConfirmScreen
@@ -223,8 +225,30 @@ async def test_rewind_lists_turns_then_restores_files_and_conversation(
         texts = [e.text for e in entries(app) if isinstance(e, UserEntry)]
         assert texts == ["write one"]
         assert app.prompt.text == "write two"
+        # The cursor ends the text: what is typed next goes after it, not before.
+        assert app.prompt.cursor_location == app.prompt.document.end
         assert [m.text() for m in app.session.agent.messages if m.role == "user"][-1] != "write two"
         await command(pilot, "/rewind 9", "No turn '9'")
+
+
+async def test_enter_typed_in_one_burst_after_a_command_and_its_argument_sends_it(
+    make_app, git_repo: Path
+) -> None:
+    """`/rewind 1` then Enter, as fast as a terminal delivers a burst: the suggestion list
+    that `/rewind` opened is still marked open when Enter arrives (the prompt's own change
+    notices queue behind the keys), and the Enter must send, not vanish."""
+    app = make_app(*TWO_WRITES, permission_mode="acceptEdits")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await send_two_writes(pilot)
+        app.prompt.load_text("")
+        await pilot.press(*"/rewind")
+        await wait_for(pilot, lambda: app.prompt.completing)
+        for key, character in (("space", " "), ("1", "1"), ("enter", "\r")):
+            app.prompt.post_message(events.Key(key, character))
+        await wait_for(pilot, lambda: any("restored" in n or "removed" in n
+                                          for n in notices(app)))
+        assert not (git_repo / "one.txt").exists()
+        assert app.prompt.text == "write one"
 
 
 async def test_rewind_after_a_compaction_still_offers_the_rewound_prompt(

@@ -229,6 +229,12 @@ class MainScreen(Screen[None]):
     def on_prompt_input_completion_key(self, event: PromptInput.CompletionKey) -> None:
         event.stop()
         options = self.query_one("#completions", OptionList)
+        if not self._completion_kind:
+            # The list closed after the key was sent: the prompt saw it open, but text typed
+            # in the same burst (`/rewind 1` then Enter) had closed it. Enter still sends.
+            if event.key == "enter":
+                self.query_one(PromptInput).submit()
+            return
         if event.key == "escape":
             self._hide_completions()
         elif event.key == "up":

@@ -174,6 +174,12 @@ class PromptInput(TextArea):
         items = self.prompt_history.items
         return pos is not None and pos < len(items) and self.text == items[pos]
 
+    def fill(self, text: str) -> None:
+        """Put `text` (a rewound prompt, an answer's unsent steering) in the prompt with the
+        cursor at its end, so typing goes on where the text stops."""
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+
     def recall(self, text: str) -> None:
         """Put `text` (a history search result) in the prompt, ready to edit or send."""
         items = self.prompt_history.items
