@@ -154,8 +154,15 @@ def _scopes(found: dict[int, tuple[Node, Node, str]]) -> dict[int, tuple[list[st
 
 
 def _definitions(
-    matches: list[tuple[int, dict[str, list[Node]]]], source: bytes, language: str
+    matches: list[tuple[int, dict[str, list[Node]]]],
+    source: bytes,
+    language: str,
+    *,
+    details: bool = True,
 ) -> list[Definition]:
+    """The definitions among `matches`; without `details`, with no signatures or docs
+    (search needs names, kinds and lines; signatures and docs are only shown, in the
+    repo map, which waits for a big build's second pass anyway)."""
     found: dict[int, tuple[Node, Node, str]] = {}
     for _, captures in matches:
         names = captures.get("name")
@@ -188,8 +195,8 @@ def _definitions(
                 kind=kind,
                 start_line=(name_node if name_line else node).start_point.row + 1,
                 end_line=_end_line(node),
-                signature=_signature(node, source, kind),
-                doc=_docstring(node, language) if kind != "heading" else "",
+                signature=_signature(node, source, kind) if details else "",
+                doc=_docstring(node, language) if details and kind != "heading" else "",
                 chunk_start=_chunk_start(node),
             )
         )
@@ -202,8 +209,10 @@ def extract(source: bytes, language: str, *, references: bool = True) -> FileExt
 
     Unknown languages, plain text and files too large to parse usefully (generated
     tables) become line windows with no definitions. With `references=False` the
-    reference patterns are not run and the result says whether they are owed
-    (`references_pending`): a big build stores them in a second pass.
+    reference patterns are not run, nor are the definitions' signatures and docs
+    derived (a fifth of the Python time after the parse), and the result says whether
+    any of that is owed (`references_pending`): a big build stores them in a second
+    pass (`extract_second_pass`).
     """
     text = source.decode("utf-8", "replace")
     lines = text.splitlines()
@@ -219,25 +228,31 @@ def extract(source: bytes, language: str, *, references: bool = True) -> FileExt
     tree = loaded.parser.parse(source)
     query = loaded.query if references else loaded.definitions
     matches = QueryCursor(query).matches(tree.root_node)
-    definitions = _definitions(matches, source, language)
+    definitions = _definitions(matches, source, language, details=references)
+    owes_references = loaded.references is not None
     return FileExtraction(
         language=language,
         definitions=tuple(definitions),
         references=_count_references(matches) if references else (),
         chunks=tuple(build_chunks(lines, definitions, language)),
         line_count=len(lines),
-        references_pending=not references and loaded.references is not None,
+        references_pending=not references and (bool(definitions) or owes_references),
     )
 
 
-def extract_references(source: bytes, language: str) -> tuple[tuple[str, int], ...]:
-    """The references `extract` would find in this file, on their own (the second pass
-    of a big build: a parse and the reference patterns only)."""
+def extract_second_pass(
+    source: bytes, language: str
+) -> tuple[tuple[tuple[str, int], ...], tuple[Definition, ...]]:
+    """What `extract(..., references=False)` left out, for the second pass of a big
+    build: the file's references, and its definitions again with their signatures and
+    docs (the same definitions: the same bytes, parsed the same way). One parse and one
+    query with both pattern sets, as a one-pass `extract` runs."""
     loaded = grammar(language) if len(source) <= MAX_PARSE_BYTES else None
-    if loaded is None or loaded.references is None:
-        return ()
+    if loaded is None:
+        return (), ()
     tree = loaded.parser.parse(source)
-    return _count_references(QueryCursor(loaded.references).matches(tree.root_node))
+    matches = QueryCursor(loaded.query).matches(tree.root_node)
+    return _count_references(matches), tuple(_definitions(matches, source, language))
 
 
 def _count_references(

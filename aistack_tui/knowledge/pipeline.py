@@ -6,9 +6,10 @@ a thread, which avoids the pool's start-up cost for the common one-file update. 
 receive paths, not contents, and return results per batch so the caller can write and
 report progress while the rest is still parsing.
 
-A big build runs in two passes: `parse_batch` without the reference patterns (what
-search needs: definitions, chunks), then `reference_batch` for the references the repo
-map is ranked from, once the index is searchable (see `writer.py`).
+A big build runs in two passes: `parse_batch` without the reference patterns and
+without the definitions' signatures and docs (what search needs: definitions, chunks),
+then `reference_batch` for the references the repo map is ranked from and the details
+it shows, once the index is searchable (see `writer.py`).
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any, TypeVar
 
-from aistack_tui.knowledge.extract import extract, extract_references
+from aistack_tui.knowledge.extract import extract, extract_second_pass
 from aistack_tui.knowledge.skip_rules import SKIPPED_LANGUAGE, skip_reason
 from aistack_tui.knowledge.store import ParsedFile, embed_text
-from aistack_tui.knowledge.types import FileExtraction
+from aistack_tui.knowledge.types import Definition, FileExtraction
 from aistack_tui.knowledge.walker import WalkEntry, never_indexed, resolved_inside, walk
 
 BATCH = 48
@@ -142,22 +143,24 @@ def parse_batch(
 ReferenceJob = tuple[int, str, str, str]
 """(file id, path, language, content hash) of a file stored without its references."""
 References = tuple[tuple[str, int], ...]
+SecondPass = tuple[int, str, References, tuple[Definition, ...]]
+"""(file id, content hash, references, definitions with their signatures and docs)."""
 
 
-def reference_batch(root: str, jobs: Sequence[ReferenceJob]) -> list[tuple[int, str, References]]:
-    """Worker entry point: the references of files stored without them (the second pass
-    of a big build), as (file id, hash, references). A file whose content no longer has
-    the stored hash is left out: the next refresh re-parses it whole."""
-    out: list[tuple[int, str, References]] = []
+def reference_batch(root: str, jobs: Sequence[ReferenceJob]) -> list[SecondPass]:
+    """Worker entry point: what the first pass of a big build left out of these files
+    (`extract_second_pass`). A file whose content no longer has the stored hash is left
+    out: the next refresh re-parses it whole."""
+    out: list[SecondPass] = []
     for file_id, path, language, known_hash in jobs:
         data = _read_inside(root, path)
         if data is None or _digest(data) != known_hash:
             continue
         try:
-            references = extract_references(data, language)
+            references, definitions = extract_second_pass(data, language)
         except (ValueError, RecursionError):
-            references = ()  # `parse_batch` indexed this file as plain text
-        out.append((file_id, known_hash, references))
+            references, definitions = (), ()  # `parse_batch` indexed this file as plain text
+        out.append((file_id, known_hash, references, definitions))
     return out
 
 
@@ -329,8 +332,9 @@ async def run_references(
     *,
     workers: int | None = None,
     pool: Executor | None = None,
-) -> AsyncIterator[list[tuple[int, str, References]]]:
-    """The second pass: references of files stored without them, batch by batch."""
+) -> AsyncIterator[list[SecondPass]]:
+    """The second pass: references and definition details of files stored without
+    them, batch by batch."""
     batches = [(root, list(jobs[i : i + BATCH])) for i in range(0, len(jobs), BATCH)]
     use_pool = len(jobs) >= POOL_THRESHOLD and _cores(workers) > 1
     async for found in _map_batches(reference_batch, batches, use_pool, _cores(workers), pool):

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from aistack_tui.knowledge.types import FileExtraction
+from aistack_tui.knowledge.types import Definition, FileExtraction
 from aistack_tui.knowledge.vector_cache import ChunkVectors
 from aistack_tui.storage.db import (
     Capabilities,
@@ -77,7 +77,8 @@ async def _schema_v1(db: aiosqlite.Connection) -> None:
 
 
 async def _schema_v2(db: aiosqlite.Connection) -> None:
-    """Files whose references a big build left for its second pass (see `write`)."""
+    """Files whose references a big build left for its second pass (see `write`); the
+    pass also fills in their definitions' signatures and docs (`store_references`)."""
     await db.execute(
         "ALTER TABLE files ADD COLUMN refs_pending INTEGER NOT NULL DEFAULT 0"
     )
@@ -87,6 +88,16 @@ async def _schema_v2(db: aiosqlite.Connection) -> None:
 MIGRATIONS = [_schema_v1, _schema_v2]
 _CHUNK_HIGH = "chunk_id_high"
 """The `meta` key of the highest chunk id ever handed out."""
+
+
+_INSERT_SYMBOL = (
+    "INSERT INTO symbols(file_id, name, qualname, kind, start_line, end_line, signature, doc)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _symbol_row(file_id: int, d: Definition) -> tuple[object, ...]:
+    return (file_id, d.name, d.qualname, d.kind, d.start_line, d.end_line, d.signature, d.doc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,11 +362,7 @@ class IndexStore:
                 (file_id, item.path, ex.language, item.size, item.mtime_ns, item.hash,
                  ex.line_count, int(ex.references_pending))
             )  # fmt: skip
-            symbol_rows.extend(
-                (file_id, d.name, d.qualname, d.kind, d.start_line, d.end_line, d.signature,
-                 d.doc)
-                for d in ex.definitions
-            )  # fmt: skip
+            symbol_rows.extend(_symbol_row(file_id, d) for d in ex.definitions)
             ref_rows.extend((file_id, name, count) for name, count in ex.references)
             embedded = int(len(file_vectors) == len(ex.chunks) and bool(file_vectors))
             for position, chunk in enumerate(ex.chunks):
@@ -378,11 +385,7 @@ class IndexStore:
             " refs_pending = excluded.refs_pending",
             file_rows,
         )
-        await self.db.executemany(
-            "INSERT INTO symbols(file_id, name, qualname, kind, start_line, end_line,"
-            " signature, doc) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            symbol_rows,
-        )
+        await self.db.executemany(_INSERT_SYMBOL, symbol_rows)
         await self.db.executemany(
             "INSERT INTO refs(file_id, name, count) VALUES (?, ?, ?)", ref_rows
         )
@@ -428,16 +431,20 @@ class IndexStore:
         self._note_vectors((), await self._transaction(work))
 
     async def pending_references(self) -> list[tuple[int, str, str, str]]:
-        """Files stored without their references: (id, path, language, hash)."""
+        """Files stored without their references (and their definitions' signatures and
+        docs): (id, path, language, hash)."""
         rows = await self.db.execute_fetchall(
             "SELECT id, path, language, hash FROM files WHERE refs_pending = 1 ORDER BY id"
         )
         return [(int(r[0]), str(r[1]), str(r[2]), str(r[3])) for r in rows]
 
     async def store_references(
-        self, rows: Sequence[tuple[int, str, Sequence[tuple[str, int]]]]
+        self,
+        rows: Sequence[tuple[int, str, Sequence[tuple[str, int]], Sequence[Definition]]],
     ) -> int:
-        """Add the references the second pass found, as (file id, hash, references).
+        """Add what the second pass found, as (file id, hash, references, definitions):
+        the references, and the definitions again, now with signatures and docs (they
+        replace the rows the first pass stored without them).
 
         Only for files still waiting for them with that content: a file re-written
         meanwhile (an edit re-parsed whole, another process) already has its own.
@@ -451,11 +458,16 @@ class IndexStore:
                 [r[0] for r in rows],
             )}  # fmt: skip
             keep = [r for r in rows if (r[0], r[1]) in waiting]
-            ids = [(file_id,) for file_id, _, _ in keep]
+            ids = [(file_id,) for file_id, *_ in keep]
             await self.db.executemany("DELETE FROM refs WHERE file_id = ?", ids)
             await self.db.executemany(
                 "INSERT INTO refs(file_id, name, count) VALUES (?, ?, ?)",
-                [(file_id, name, count) for file_id, _, refs in keep for name, count in refs],
+                [(file_id, name, count) for file_id, _, refs, _ in keep for name, count in refs],
+            )
+            await self.db.executemany("DELETE FROM symbols WHERE file_id = ?", ids)
+            await self.db.executemany(
+                _INSERT_SYMBOL,
+                [_symbol_row(file_id, d) for file_id, _, _, defs in keep for d in defs],
             )
             await self.db.executemany("UPDATE files SET refs_pending = 0 WHERE id = ?", ids)
             return len(keep)

@@ -66,7 +66,8 @@ class FileExtraction:
     chunks: tuple[Chunk, ...]
     line_count: int
     references_pending: bool = False
-    """The references were left for a second pass (`extract(..., references=False)`)."""
+    """The references, and the definitions' signatures and docs, were left for a second
+    pass (`extract(..., references=False)`)."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FileExtraction, _extraction_fields(self))

@@ -1,11 +1,12 @@
 """Storing what the workers return: parse results in groups, and a big build's second
-pass (the references the first pass left out).
+pass (the references, signatures and docs the first pass left out).
 
 A build of a pool's worth of files stores definitions, chunks and the full-text index
 first: from then on search and each turn's code context cover every file. The
-references feed only the repo map; reading them apart costs a second parse of each file,
-but takes the reference query, its counting and its rows out of the time until the index
-is searchable.
+references feed only the repo map, and the definitions' signatures and docs are only
+shown in it; reading them apart costs a second parse of each file, but takes the
+reference query, its counting and its rows, and the signature and docstring derivation,
+out of the time until the index is searchable.
 """
 
 from __future__ import annotations
@@ -118,9 +119,9 @@ async def store_pending_references(
     closed: Callable[[], bool],
     on_start: Callable[[], None],
 ) -> bool:
-    """Read and store the references of every file stored without them; returns
-    whether there were any. `on_start` is called before the first is read; the pass
-    stops early once `closed()`.
+    """Read and store the references (and definition details) of every file stored
+    without them; returns whether there were any. `on_start` is called before the first
+    is read; the pass stops early once `closed()`.
 
     Each (file, content) is tried once: one edited since it was stored stays pending
     until the refresh that re-parses it. Files marked meanwhile (another refresh's big

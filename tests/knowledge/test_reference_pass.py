@@ -49,6 +49,17 @@ async def _stored_refs(index: KnowledgeIndex) -> dict[str, tuple[tuple[str, int]
     return {path: tuple(refs) for path, refs in out.items()}
 
 
+async def _stored_symbols(index: KnowledgeIndex) -> dict[str, list[tuple[object, ...]]]:
+    rows = await index.store.db.execute_fetchall(
+        "SELECT f.path, s.name, s.qualname, s.kind, s.start_line, s.signature, s.doc"
+        " FROM symbols s JOIN files f ON f.id = s.file_id ORDER BY f.path, s.start_line"
+    )
+    out: dict[str, list[tuple[object, ...]]] = {}
+    for path, *symbol in rows:
+        out.setdefault(str(path), []).append(tuple(symbol))
+    return out
+
+
 async def test_a_big_build_is_searchable_before_its_references_are_in(
     tmp_path: Path, aistack_home: Path
 ) -> None:
@@ -56,7 +67,7 @@ async def test_a_big_build_is_searchable_before_its_references_are_in(
     _generate(root, FILES)
     index = await KnowledgeIndex.open(aistack_home, root)
     database = project_data_dir(aistack_home, root.resolve()) / INDEX_FILENAME
-    states: list[tuple[int, int, int]] = []
+    states: list[tuple[int, int, int, int]] = []
     answers: list[tuple[list[str], str]] = []
 
     async def ask() -> None:
@@ -75,14 +86,16 @@ async def test_a_big_build_is_searchable_before_its_references_are_in(
         with contextlib.closing(connect(database)) as db:
             pending = db.execute("SELECT COUNT(*) FROM files WHERE refs_pending = 1")
             refs = db.execute("SELECT COUNT(*) FROM refs")
+            signed = db.execute("SELECT COUNT(*) FROM symbols WHERE signature != ''")
             found = db.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH 'func_237'")
-            states.append((pending.fetchone()[0], refs.fetchone()[0], found.fetchone()[0]))
+            states.append((pending.fetchone()[0], refs.fetchone()[0], found.fetchone()[0],
+                           signed.fetchone()[0]))  # fmt: skip
         asked.append(asyncio.get_running_loop().create_task(ask()))
 
     try:
         stats = await index.refresh(on_phase=on_phase)
         await asyncio.gather(*asked)
-        assert states == [(FILES + 1, 0, 1)]
+        assert states == [(FILES + 1, 0, 1, 0)]
         [(paths, block)] = answers
         assert paths[0] == "pkg02/mod0237.py"
         assert "pkg01/mod0123.py" in block and "def helper_123" in block
@@ -105,9 +118,16 @@ async def test_the_repo_map_fills_after_the_reference_pass(
         assert stats.map_seconds >= stats.references_seconds >= stats.searchable_seconds > 0
         # The same references one pass finds, file by file.
         stored = await _stored_refs(index)
+        symbols = await _stored_symbols(index)
         for path in ("shared.py", "pkg00/mod0005.py", f"pkg02/mod{FILES - 1:04d}.py"):
-            expected = extract((root / path).read_bytes(), "python").references
-            assert stored.get(path, ()) == expected
+            whole = extract((root / path).read_bytes(), "python")
+            assert stored.get(path, ()) == whole.references
+            # The definitions' signatures and docs, left out of the first pass, too.
+            assert symbols[path] == [
+                (d.name, d.qualname, d.kind, d.start_line, d.signature, d.doc)
+                for d in whole.definitions
+            ]
+            assert all(signature for _, _, _, _, signature, _ in symbols[path])
         graph = index.graph
         assert graph is not None and len(graph.paths) == FILES + 1
         mod5, mod6 = graph.ids_by_path["pkg00/mod0005.py"], graph.ids_by_path["pkg00/mod0006.py"]
@@ -162,7 +182,7 @@ async def test_a_file_rewritten_meanwhile_keeps_its_own_references(tmp_path: Pat
         edited = b"def a():\n    return helper_c()\n"
         whole = extract(edited, "python")
         await store.write([ParsedFile("a.py", len(edited), 2, "new", whole)], states)
-        assert await store.store_references([(file_id, "old", (("helper_b", 1),))]) == 0
+        assert await store.store_references([(file_id, "old", (("helper_b", 1),), ())]) == 0
         rows = await store.db.execute_fetchall(
             "SELECT name FROM refs WHERE file_id = ?", (file_id,)
         )
