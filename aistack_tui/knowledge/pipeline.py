@@ -87,14 +87,15 @@ def _embed_chunks(path: str, extraction: FileExtraction, dim: int) -> tuple[byte
     return tuple(serialize_f32(v) for v in embedder.embed_sync(texts))
 
 
-def _read_inside(root: str, path: str) -> bytes | None:
+def _read_inside(root: str, path: str, real_root: str) -> bytes | None:
     """A text file's bytes, or None when it is unreadable, binary or not ours to read.
 
     Checked again here, where the file is read: a file swapped for a symlink out of the
-    project (or into .git/, a secrets file...) after the walk is not read.
+    project (or into .git/, a secrets file...) after the walk is not read. `real_root`
+    is `os.path.realpath(root)`, resolved once per batch.
     """
-    target = resolved_inside(root, path)
-    if target is None or never_indexed(target) or never_indexed(path):
+    target = resolved_inside(root, path, real_root)
+    if target is None or never_indexed(target) or (target != path and never_indexed(path)):
         return None
     try:
         with open(os.path.join(root, path), "rb") as f:
@@ -116,8 +117,9 @@ def parse_batch(
     With `references=False` the files' references are left for `reference_batch`.
     """
     out: list[ParseOutcome] = []
+    real_root = os.path.realpath(root)
     for job in jobs:
-        data = _read_inside(root, job.path)
+        data = _read_inside(root, job.path, real_root)
         if data is None:
             out.append(ParseOutcome("skipped", job))
             continue
@@ -152,8 +154,9 @@ def reference_batch(root: str, jobs: Sequence[ReferenceJob]) -> list[SecondPass]
     (`extract_second_pass`). A file whose content no longer has the stored hash is left
     out: the next refresh re-parses it whole."""
     out: list[SecondPass] = []
+    real_root = os.path.realpath(root)
     for file_id, path, language, known_hash in jobs:
-        data = _read_inside(root, path)
+        data = _read_inside(root, path, real_root)
         if data is None or _digest(data) != known_hash:
             continue
         try:

@@ -53,10 +53,11 @@ def never_indexed(rel: str) -> bool:
     return is_secret(Path(rel))
 
 
-def resolved_inside(root: str, rel: str) -> str | None:
+def resolved_inside(root: str, rel: str, real_root: str | None = None) -> str | None:
     """`root/rel` with every symlink resolved, relative to the resolved `root`, or None
-    when it leads out of the project."""
-    real_root = os.path.realpath(root)
+    when it leads out of the project. `real_root` is `root` resolved already (a parse
+    worker resolves it once per batch, not once per file)."""
+    real_root = real_root or os.path.realpath(root)
     real = os.path.realpath(os.path.join(real_root, rel))
     prefix = real_root.rstrip(os.sep) + os.sep
     if not real.startswith(prefix):
