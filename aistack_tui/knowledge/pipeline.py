@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 from aistack_tui.knowledge.extract import extract, extract_second_pass
 from aistack_tui.knowledge.skip_rules import SKIPPED_LANGUAGE, skip_reason
 from aistack_tui.knowledge.store import ParsedFile, embed_text
-from aistack_tui.knowledge.types import Definition, FileExtraction
+from aistack_tui.knowledge.types import DefinitionRow, FileExtraction, definition_rows
 from aistack_tui.knowledge.walker import WalkEntry, never_indexed, resolved_inside, walk
 
 BATCH = 48
@@ -145,7 +145,7 @@ def parse_batch(
 ReferenceJob = tuple[int, str, str, str]
 """(file id, path, language, content hash) of a file stored without its references."""
 References = tuple[tuple[str, int], ...]
-SecondPass = tuple[int, str, References, tuple[Definition, ...]]
+SecondPass = tuple[int, str, References, tuple[DefinitionRow, ...]]
 """(file id, content hash, references, definitions with their signatures and docs)."""
 
 
@@ -163,7 +163,7 @@ def reference_batch(root: str, jobs: Sequence[ReferenceJob]) -> list[SecondPass]
             references, definitions = extract_second_pass(data, language)
         except (ValueError, RecursionError):
             references, definitions = (), ()  # `parse_batch` indexed this file as plain text
-        out.append((file_id, known_hash, references, definitions))
+        out.append((file_id, known_hash, references, definition_rows(definitions)))
     return out
 
 

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
-from aistack_tui.knowledge.types import Definition, FileExtraction
+from aistack_tui.knowledge.types import DefinitionRow, FileExtraction, PackedExtraction
 from aistack_tui.knowledge.vector_cache import ChunkVectors
 from aistack_tui.storage.db import (
     Capabilities,
@@ -96,8 +96,9 @@ _INSERT_SYMBOL = (
 )
 
 
-def _symbol_row(file_id: int, d: Definition) -> tuple[object, ...]:
-    return (file_id, d.name, d.qualname, d.kind, d.start_line, d.end_line, d.signature, d.doc)
+def _symbol_row(file_id: int, d: DefinitionRow) -> tuple[object, ...]:
+    # (name, qualname, kind, start_line, end_line, signature, doc): `chunk_start` is not stored.
+    return (file_id, *d[:7])
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +117,8 @@ class ParsedFile:
     size: int
     mtime_ns: int
     hash: str
-    extraction: FileExtraction
+    extraction: FileExtraction | PackedExtraction
+    """A `PackedExtraction` when it came from a worker process."""
 
     def __reduce__(self) -> tuple[Any, ...]:
         # A plain tuple crosses the process boundary in a third of the time the
@@ -362,21 +364,17 @@ class IndexStore:
                 (file_id, item.path, ex.language, item.size, item.mtime_ns, item.hash,
                  ex.line_count, int(ex.references_pending))
             )  # fmt: skip
-            symbol_rows.extend(_symbol_row(file_id, d) for d in ex.definitions)
+            symbol_rows.extend(_symbol_row(file_id, d) for d in ex.definition_rows())
             ref_rows.extend((file_id, name, count) for name, count in ex.references)
-            embedded = int(len(file_vectors) == len(ex.chunks) and bool(file_vectors))
-            for position, chunk in enumerate(ex.chunks):
+            chunks = ex.chunk_rows()
+            embedded = int(len(file_vectors) == len(chunks) and bool(file_vectors))
+            for position, (start, end, symbol, kind, text, idents) in enumerate(chunks):
                 chunk_id = self._next_chunk_id
                 self._next_chunk_id += 1
-                chunk_rows.append(
-                    (chunk_id, file_id, chunk.start_line, chunk.end_line, chunk.symbol,
-                     chunk.kind, chunk.text, embedded)
-                )  # fmt: skip
+                chunk_rows.append((chunk_id, file_id, start, end, symbol, kind, text, embedded))
                 if embedded:
                     vec_rows.append((chunk_id, file_vectors[position]))
-                fts_rows.append(
-                    (chunk_id, item.path, chunk.symbol, chunk.idents, chunk.text)
-                )  # fmt: skip
+                fts_rows.append((chunk_id, item.path, symbol, idents, text))
         await self.db.executemany(
             "INSERT INTO files(id, path, language, size, mtime_ns, hash, lines, refs_pending)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET"
@@ -440,7 +438,7 @@ class IndexStore:
 
     async def store_references(
         self,
-        rows: Sequence[tuple[int, str, Sequence[tuple[str, int]], Sequence[Definition]]],
+        rows: Sequence[tuple[int, str, Sequence[tuple[str, int]], Sequence[DefinitionRow]]],
     ) -> int:
         """Add what the second pass found, as (file id, hash, references, definitions):
         the references, and the definitions again, now with signatures and docs (they
