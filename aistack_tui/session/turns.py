@@ -100,6 +100,10 @@ class TurnControl:
         except TimeoutError:
             await kill_group(proc)
             code, timed_out = 124, True
+        except asyncio.CancelledError:
+            # Interrupted (Esc, Ctrl+C): the command stops with everything it started.
+            await asyncio.shield(kill_group(proc, grace=0.5))
+            raise
         output = captured.text() + ("\n(timed out)" if timed_out else "")
         self.add_model_note(
             f"<user-shell-command>{command}</user-shell-command>\n"

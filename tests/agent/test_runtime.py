@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -238,3 +240,44 @@ async def test_resume_with_another_provider_replays_history(git_repo: Path) -> N
     assert body["messages"][2]["tool_calls"][0]["function"]["name"] == "Read"
     assert "banana" in body["messages"][3]["content"]
     assert resumed.agent.messages[-1].provider == "openai"
+
+
+async def test_an_interrupted_shell_command_stops_with_what_it_started(git_repo: Path) -> None:
+    """`!command` cut short (Esc in the TUI, Ctrl+C in the line mode) ends the command and
+    the process it started in a session of its own, not just the task waiting for it."""
+    marker = f"sleep 41.{os.getpid()}"
+    with FakeLLMServer([]) as server:
+        session = await start(server, "anthropic")
+        running = asyncio.create_task(
+            session.run_user_command(f"setsid {marker} & sleep 40.{os.getpid()}"))
+        try:
+            for _ in range(300):
+                if _running(marker):
+                    break
+                await asyncio.sleep(0.01)
+            assert _running(marker), "the command never started"
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+            for _ in range(100):
+                if not _running(marker):
+                    break
+                await asyncio.sleep(0.01)
+            assert not _running(marker), "the command's setsid child outlived the interrupt"
+        finally:
+            for pid in _running(marker):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            await session.close()
+
+
+def _running(command: str) -> list[int]:
+    """Pids whose command line is exactly `command`, split on spaces."""
+    wanted = command.replace(" ", "\0").encode() + b"\0"
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{name}/cmdline").read_bytes() == wanted:
+                    pids.append(int(name))
+    return pids
