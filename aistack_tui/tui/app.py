@@ -145,6 +145,12 @@ class AistackApp(App[int]):
         return self.bridge is not None and self.bridge.running
 
     @property
+    def shell_running(self) -> bool:
+        """A `!command` has not finished yet (Esc stops it)."""
+        return any(w.group == "shell" and w.state in (WorkerState.PENDING, WorkerState.RUNNING)
+                   for w in self.workers)
+
+    @property
     def command_running(self) -> bool:
         """A background slash command (/compact, /undo…) has not finished yet."""
         return self._command is not None and self._command.state in (
@@ -453,7 +459,11 @@ class AistackApp(App[int]):
             await self.notice("The session is still starting; run it again in a moment.",
                               "warning")
             return
-        result = await self.session.run_user_command(command, SHELL_TIMEOUT_S)
+        try:
+            result = await self.session.run_user_command(command, SHELL_TIMEOUT_S)
+        except asyncio.CancelledError:  # Esc: the command was stopped with all it started
+            await self.notice(f"Stopped: !{command}", "warning")
+            raise
         await self.conversation.add(ShellEntry(command, result.output, result.exit_code))
 
     async def notice(self, text: str, level: Level = "info") -> None:
@@ -485,6 +495,8 @@ class AistackApp(App[int]):
             self.prompt.type_text(event.character)
 
     def interrupt(self) -> None:
+        if self.shell_running:
+            self.workers.cancel_group(self, "shell")
         if self.bridge is not None and self.bridge.interrupt():
             self.status.set_busy("interrupting")
 

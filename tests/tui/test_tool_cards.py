@@ -4,14 +4,17 @@ output, and the same cards in a resumed session as in a live one."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import os
+import signal
 from pathlib import Path
 
 from textual.selection import Selection
 from textual.widgets import OptionList
 
 from aistack_tui.tui.screens.confirm import ConfirmScreen
-from aistack_tui.tui.widgets.entries import ShellEntry, ToolEntry
+from aistack_tui.tui.widgets.entries import NoticeEntry, ShellEntry, ToolEntry
 from aistack_tui.tui.widgets.messages import ShellMessage
 from aistack_tui.tui.widgets.tool_card import ToolCard
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
@@ -173,3 +176,38 @@ async def test_a_running_bash_card_shows_elapsed_time_and_live_output(make_app) 
         assert "line2" in card_text(card)
         await wait_for(pilot, lambda: answered(app, "Ran."))
         assert card.entry.state == "done" and card.entry.duration_s >= 2.0
+
+
+async def test_esc_stops_a_running_shell_command_and_what_it_started(make_app) -> None:
+    """`!command` promises "Esc interrupts" like a turn: the command and a process it
+    started in a session of its own both end, and the conversation says so."""
+    marker = f"sleep 43.{os.getpid()}"
+    app = make_app()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: app.session is not None)
+        try:
+            await type_and_send(pilot, f"!setsid {marker} & sleep 42.{os.getpid()}")
+            await wait_for(pilot, lambda: bool(running(marker)))
+            assert app.shell_running
+            await pilot.press("escape")
+            await wait_for(pilot, lambda: not running(marker) and not app.shell_running)
+            await wait_for(pilot, lambda: any(
+                isinstance(e, NoticeEntry) and e.text.startswith("Stopped: !setsid")
+                for e in entries(app)))
+            assert app.screen is app.main  # not the rewind list
+        finally:
+            for pid in running(marker):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+def running(command: str) -> list[int]:
+    """Pids whose command line is exactly `command`, split on spaces."""
+    wanted = command.replace(" ", "\0").encode() + b"\0"
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            with contextlib.suppress(OSError):
+                if Path(f"/proc/{name}/cmdline").read_bytes() == wanted:
+                    pids.append(int(name))
+    return pids

@@ -57,6 +57,8 @@ class PromptOwner(Protocol):
     def open_rewind_list(self) -> None: ...
     @property
     def busy(self) -> bool: ...
+    @property
+    def shell_running(self) -> bool: ...
 
 
 class MainScreen(Screen[None]):
@@ -132,13 +134,13 @@ class MainScreen(Screen[None]):
         await self.aistack.notice(event.text, "warning")
 
     def action_interrupt(self) -> None:
-        """Esc: close the completion list; else stop the agent; on an idle, empty
-        prompt, a second Esc within `ESC_ESC_S` opens the rewind list."""
+        """Esc: close the completion list; else stop the agent and any `!command`; on an
+        idle, empty prompt, a second Esc within `ESC_ESC_S` opens the rewind list."""
         if self._completion_kind:
             self._hide_completions()
             return
         owner = self.aistack
-        if not owner.busy and not self.query_one(PromptInput).text:
+        if not owner.busy and not owner.shell_running and not self.query_one(PromptInput).text:
             now = time.monotonic()
             if now - self._last_escape <= ESC_ESC_S:
                 self._last_escape = 0.0
