@@ -203,8 +203,26 @@ class LineRepl:
 
     async def run_shell(self, command: str) -> None:
         """`!command`: run it in the project, print what it printed; the model reads it
-        with the next prompt, as in the TUI."""
-        result = await self.session.run_user_command(command, SHELL_TIMEOUT_S)
+        with the next prompt, as in the TUI. Ctrl+C stops it (with everything it
+        started), not the line mode."""
+        task = asyncio.current_task()
+        stopped = False
+
+        def on_sigint() -> None:
+            nonlocal stopped
+            stopped = True
+            if task is not None:
+                task.cancel()
+
+        try:
+            with _sigint_handler(on_sigint):
+                result = await self.session.run_user_command(command, SHELL_TIMEOUT_S)
+        except asyncio.CancelledError:
+            if not stopped or task is None:
+                raise
+            task.uncancel()
+            self.renderer.notice(f"stopped: !{command}", "warning")
+            return
         self.renderer.print(Text(f"$ {command}", style="bold"))
         if result.output.strip():
             self.renderer.print(Text(result.output.rstrip("\n")))

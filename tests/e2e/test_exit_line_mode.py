@@ -102,3 +102,31 @@ def test_sigterm_mid_answer_stops_saves_and_exits_143(
     assert "Traceback" not in str(child.before)
     assert_nothing_left(mark)
     assert stored_roles(aistack_home) == ["user", "assistant"]
+
+
+def test_ctrl_c_stops_a_shell_command_and_the_line_mode_goes_on(
+    git_repo: Path, server: FakeLLMServer
+) -> None:
+    """Ctrl+C while a `!command` runs stops the command and what it started, and only
+    that: the prompt comes back (before, the line mode took it as a quit)."""
+    mark = new_mark()
+    child = spawn(git_repo, server, mark)
+    child.expect_exact("> ")
+    child.send("!setsid sleep 44.5 & sleep 45.5\r")
+    def sleeping() -> list[int]:
+        return [pid for pid, argv in marked(mark) if argv[:1] == ["sleep"]]
+
+    wait_for(lambda: len(sleeping()) == 2, timeout=10, what="the command running")
+    child.kill(signal.SIGINT)  # what Ctrl+C sends aistack, in the terminal's foreground
+    child.expect_exact("stopped: !setsid sleep 44.5")
+    try:
+        wait_for(lambda: not sleeping(), timeout=5, what="the command and its child ending")
+    finally:
+        for pid in sleeping():
+            os.kill(pid, signal.SIGKILL)
+    server.add(Turn(text="Still here."))
+    child.expect_exact("> ")
+    child.send("hello\r")
+    child.expect_exact("Still here.")
+    assert child.isalive()
+    child.sendeof()
