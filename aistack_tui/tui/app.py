@@ -502,8 +502,8 @@ class AistackApp(App[int]):
 
     def action_ctrl_c(self) -> None:
         """Copy a selection; else clear the prompt's text (kept for Up); else stop a working agent
-        (as Esc does, an open approval dialog included); only on an idle, empty prompt
-        arm "press again to quit", so a stop never turns into a quit."""
+        or a `!command` (as Esc does, an open approval dialog included); only on an idle,
+        empty prompt arm "press again to quit", so a stop never turns into a quit."""
         selected = self.screen.get_selected_text()
         if selected:
             self.copy_to_clipboard(selected)
@@ -513,7 +513,7 @@ class AistackApp(App[int]):
         if self.screen is self.main and self.prompt.text:
             self.prompt.clear_draft()  # Up brings it back
             return
-        if self.busy:
+        if self.busy or self.shell_running:
             self._last_ctrl_c = 0.0
             self.status.set_hint("")
             self.interrupt()

@@ -10,6 +10,7 @@ import os
 import signal
 from pathlib import Path
 
+import pytest
 from textual.selection import Selection
 from textual.widgets import OptionList
 
@@ -178,9 +179,12 @@ async def test_a_running_bash_card_shows_elapsed_time_and_live_output(make_app) 
         assert card.entry.state == "done" and card.entry.duration_s >= 2.0
 
 
-async def test_esc_stops_a_running_shell_command_and_what_it_started(make_app) -> None:
-    """`!command` promises "Esc interrupts" like a turn: the command and a process it
-    started in a session of its own both end, and the conversation says so."""
+@pytest.mark.parametrize("key", ["escape", "ctrl+c"])
+async def test_esc_stops_a_running_shell_command_and_what_it_started(make_app,
+                                                                     key: str) -> None:
+    """`!command` promises "Esc interrupts" like a turn (and Ctrl+C stops what works, as
+    it does a turn): the command and a process it started in a session of its own both
+    end, and the conversation says so."""
     marker = f"sleep 43.{os.getpid()}"
     app = make_app()
     async with app.run_test(size=(100, 30)) as pilot:
@@ -189,12 +193,13 @@ async def test_esc_stops_a_running_shell_command_and_what_it_started(make_app) -
             await type_and_send(pilot, f"!setsid {marker} & sleep 42.{os.getpid()}")
             await wait_for(pilot, lambda: bool(running(marker)))
             assert app.shell_running
-            await pilot.press("escape")
+            await pilot.press(key)
             await wait_for(pilot, lambda: not running(marker) and not app.shell_running)
             await wait_for(pilot, lambda: any(
                 isinstance(e, NoticeEntry) and e.text.startswith("Stopped: !setsid")
                 for e in entries(app)))
             assert app.screen is app.main  # not the rewind list
+            assert app.is_running  # and not a quit
         finally:
             for pid in running(marker):
                 with contextlib.suppress(ProcessLookupError):
