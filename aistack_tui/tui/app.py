@@ -46,8 +46,8 @@ from aistack_tui.tui.screens.rewind import pick_rewind
 from aistack_tui.tui.screens.setup import LOCAL_SERVERS, SetupChoice, SetupScreen
 from aistack_tui.tui.typeahead import KeysBeforeFirstFrame
 from aistack_tui.tui.typing_guard import Clock, TypingGuard
+from aistack_tui.tui.user_shell import run_user_shell
 from aistack_tui.tui.widgets.conversation import DEFAULT_WINDOW, Conversation
-from aistack_tui.tui.widgets.entries import ShellEntry
 from aistack_tui.tui.widgets.prompt_input import PromptHistory, PromptInput
 from aistack_tui.tui.widgets.status_bar import STARTING, StatusBar
 from aistack_tui.tui.widgets.todo_panel import TodoPanel
@@ -65,7 +65,6 @@ if TYPE_CHECKING:
     from aistack_tui.tui.renderer import EventRenderer, Level
 
 QUIT_WINDOW_S = 2.0
-SHELL_TIMEOUT_S = 120.0
 HANG_UP_GRACE_S = 1.0
 """How long a closed terminal waits for the turn to stop by itself."""
 
@@ -452,19 +451,9 @@ class AistackApp(App[int]):
         """The session's input interpreter, with the TUI's own commands as built-ins."""
         return typed.InputInterpreter(self.require_session(), self.builtin_names, shell=True)
 
-    @work(group="shell")
-    async def run_shell(self, command: str) -> None:
-        """`!command`: the user's own shell action; its output joins the next prompt."""
-        if self.session is None:
-            await self.notice("The session is still starting; run it again in a moment.",
-                              "warning")
-            return
-        try:
-            result = await self.session.run_user_command(command, SHELL_TIMEOUT_S)
-        except asyncio.CancelledError:  # Esc: the command was stopped with all it started
-            await self.notice(f"Stopped: !{command}", "warning")
-            raise
-        await self.conversation.add(ShellEntry(command, result.output, result.exit_code))
+    def run_shell(self, command: str) -> None:
+        """`!command`, as a worker of its own that Esc can stop (`tui/user_shell.py`)."""
+        self.run_worker(run_user_shell(self, command), name=f"!{command}", group="shell")
 
     async def notice(self, text: str, level: Level = "info") -> None:
         if self.renderer is not None:

@@ -18,6 +18,7 @@ from aistack_tui.bootstrap import open_session
 from aistack_tui.session.config import make_run_config
 from aistack_tui.session.live import LiveSession
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.processes import running
 
 MODELS = {"anthropic": "anthropic/claude-sonnet-4-6", "openai": "openai/gpt-4.1",
           "google": "google/gemini-2.5-pro"}
@@ -248,36 +249,24 @@ async def test_an_interrupted_shell_command_stops_with_what_it_started(git_repo:
     marker = f"sleep 41.{os.getpid()}"
     with FakeLLMServer([]) as server:
         session = await start(server, "anthropic")
-        running = asyncio.create_task(
+        command = asyncio.create_task(
             session.run_user_command(f"setsid {marker} & sleep 40.{os.getpid()}"))
         try:
             for _ in range(300):
-                if _running(marker):
+                if running(marker):
                     break
                 await asyncio.sleep(0.01)
-            assert _running(marker), "the command never started"
-            running.cancel()
+            assert running(marker), "the command never started"
+            command.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await running
+                await command
             for _ in range(100):
-                if not _running(marker):
+                if not running(marker):
                     break
                 await asyncio.sleep(0.01)
-            assert not _running(marker), "the command's setsid child outlived the interrupt"
+            assert not running(marker), "the command's setsid child outlived the interrupt"
         finally:
-            for pid in _running(marker):
+            for pid in running(marker):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             await session.close()
-
-
-def _running(command: str) -> list[int]:
-    """Pids whose command line is exactly `command`, split on spaces."""
-    wanted = command.replace(" ", "\0").encode() + b"\0"
-    pids = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            with contextlib.suppress(OSError):
-                if Path(f"/proc/{name}/cmdline").read_bytes() == wanted:
-                    pids.append(int(name))
-    return pids

@@ -19,6 +19,7 @@ from aistack_tui.tui.widgets.entries import NoticeEntry, ShellEntry, ToolEntry
 from aistack_tui.tui.widgets.messages import ShellMessage
 from aistack_tui.tui.widgets.tool_card import ToolCard
 from fakes.fake_llm import FakeLLMServer, ToolCall, Turn
+from tests.processes import running
 from tests.tui.conftest import wait_for, wait_for_screen
 from tests.tui.test_app import answered, entries, type_and_send
 
@@ -204,15 +205,3 @@ async def test_esc_stops_a_running_shell_command_and_what_it_started(make_app,
             for pid in running(marker):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
-
-
-def running(command: str) -> list[int]:
-    """Pids whose command line is exactly `command`, split on spaces."""
-    wanted = command.replace(" ", "\0").encode() + b"\0"
-    pids = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            with contextlib.suppress(OSError):
-                if Path(f"/proc/{name}/cmdline").read_bytes() == wanted:
-                    pids.append(int(name))
-    return pids
