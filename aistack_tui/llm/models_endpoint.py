@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import logging
 import re
@@ -18,10 +19,13 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aistack_tui.atomic_file import write_atomically
 from aistack_tui.llm.registry import ProviderConfig, canonical_name
+
+if TYPE_CHECKING:
+    from pydantic import TypeAdapter
 
 log = logging.getLogger(__name__)
 
@@ -121,19 +125,26 @@ def cache_path(home: Path) -> Path:
 def read_cache(home: Path) -> dict[str, ProviderListing]:
     """Every provider's cached listing; an unreadable or foreign file reads as empty, and
     one damaged provider entry hides only itself."""
-    from pydantic import TypeAdapter, ValidationError
+    from pydantic import ValidationError
 
     try:
         data: Any = json.loads(cache_path(home).read_bytes())
         entries = dict(data["providers"]) if data["version"] == CACHE_VERSION else {}
     except (OSError, ValueError, TypeError, KeyError):
         return {}
-    adapter = TypeAdapter(ProviderListing)
     listings: dict[str, ProviderListing] = {}
     for name, raw in entries.items():
         with contextlib.suppress(ValidationError):
-            listings[name] = adapter.validate_python(raw)
+            listings[name] = _listing_adapter().validate_python(raw)
     return listings
+
+
+@functools.cache
+def _listing_adapter() -> TypeAdapter[ProviderListing]:
+    """Built once: the catalogue reads the cache for every provider it lists."""
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(ProviderListing)
 
 
 def read_listing(home: Path, provider: str) -> ProviderListing | None:

@@ -16,6 +16,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from aistack_tui.shutdown.proc_table import proc_table
+
 _PROC = Path("/proc")
 _POLL_S = 0.02
 
@@ -24,7 +26,7 @@ def child_pids(parent: int | None = None) -> list[int]:
     """The live (not zombie) direct children of `parent` (default: this process)."""
     parent = os.getpid() if parent is None else parent
     if _PROC.is_dir():
-        return [pid for pid, ppid, state in _proc_table() if ppid == parent and state != "Z"]
+        return [pid for pid, st in proc_table().items() if st.ppid == parent and st.state != "Z"]
     try:  # macOS and the BSDs: no /proc
         listing = subprocess.run(["ps", "-A", "-o", "pid=,ppid=,stat="], capture_output=True,
                                  text=True, timeout=5, check=False).stdout
@@ -36,23 +38,6 @@ def child_pids(parent: int | None = None) -> list[int]:
         if len(fields) == 3 and int(fields[1]) == parent and not fields[2].startswith("Z"):
             found.append(int(fields[0]))
     return found
-
-
-def _proc_table() -> list[tuple[int, int, str]]:
-    """(pid, ppid, state) of every process, from /proc/<pid>/stat."""
-    table: list[tuple[int, int, str]] = []
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # it exited while we looked
-        # The command name is in parentheses and may itself hold spaces or ')'.
-        rest = stat[stat.rfind(")") + 2:].split()
-        if len(rest) >= 2:
-            table.append((int(entry.name), int(rest[1]), rest[0]))
-    return table
 
 
 def end_children(grace: float) -> list[int]:

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import NamedTuple
 
+from aistack_tui.shutdown.proc_table import proc_stat, proc_table
 from aistack_tui.tools.base import ToolError
 
 KILL_GRACE_SECONDS = 2.0
@@ -50,7 +50,7 @@ async def kill_group(proc: asyncio.subprocess.Process, grace: float = KILL_GRACE
     pid as well as through the group. Without /proc (macOS) only the group is signalled.
     """
     pgid = proc.pid  # start_new_session makes the child its own group leader
-    root = _stat(proc.pid) if proc.returncode is None else None
+    root = proc_stat(proc.pid) if proc.returncode is None else None
     roots = {proc.pid: root.start} if root is not None else {}
     tree = _freeze_tree(pgid, roots)
     _signal_all(pgid, tree, signal.SIGTERM)
@@ -88,53 +88,13 @@ def kill_by_command_line(argv: Sequence[str]) -> list[int]:
     """
     wanted = b"\0".join(os.fsencode(arg) for arg in argv) + b"\0"
     killed: list[int] = []
-    for pid in _all_stats():
+    for pid in proc_table():
         with contextlib.suppress(OSError):
             if (os.stat(f"/proc/{pid}").st_uid == os.getuid()
                     and Path(f"/proc/{pid}/cmdline").read_bytes() == wanted):
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
     return killed
-
-
-class _Stat(NamedTuple):
-    """What kill_group reads of a process in /proc/<pid>/stat."""
-
-    state: str
-    ppid: int
-    pgrp: int
-    start: int  # clock ticks after boot: with the pid, names one process for good
-
-
-def _stat(pid: int) -> _Stat | None:
-    """`pid`'s /proc/<pid>/stat; None if it is gone (or there is no /proc).
-
-    The command name (field 2) may hold spaces and ')', so fields are split after the
-    last ')': there the state is field 3, the parent 4, the group 5, the start time 22.
-    """
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    fields = data[data.rfind(b")") + 2 :].split()
-    try:
-        return _Stat(fields[0].decode(), int(fields[1]), int(fields[2]), int(fields[19]))
-    except (IndexError, ValueError):
-        return None
-
-
-def _all_stats() -> dict[int, _Stat]:
-    """Every process this namespace shows, by pid."""
-    out: dict[int, _Stat] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return out
-    for name in names:
-        if name.isdigit() and (st := _stat(int(name))) is not None:
-            out[int(name)] = st
-    return out
 
 
 def _freeze_tree(pgid: int, roots: dict[int, int]) -> dict[int, int]:
@@ -152,7 +112,7 @@ def _freeze_tree(pgid: int, roots: dict[int, int]) -> dict[int, int]:
     found: dict[int, int] = {}
     deadline = time.monotonic() + _FREEZE_SECONDS
     while True:
-        stats = _all_stats()
+        stats = proc_table()
         new = {pid: st.start for pid, st in stats.items() if pid not in found and (
             st.pgrp == pgid or st.ppid in found or roots.get(pid) == st.start)}
         if not new and (time.monotonic() > deadline or all(
@@ -167,7 +127,7 @@ def _freeze_tree(pgid: int, roots: dict[int, int]) -> dict[int, int]:
 
 def _kill(pid: int, start: int, signum: int) -> None:
     """Signal `pid` if it is still the process that started at `start`."""
-    st = _stat(pid)
+    st = proc_stat(pid)
     if st is not None and st.start == start:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signum)
