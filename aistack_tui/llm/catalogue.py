@@ -17,7 +17,7 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-from aistack_tui.llm.model_info import BUILT_IN, ModelInfo, lookup_model, lookup_price
+from aistack_tui.llm.model_info import BUILT_IN, ModelInfo, lookup_model, prices_entry
 from aistack_tui.llm.models_endpoint import ProviderListing, read_listing, undated
 from aistack_tui.llm.registry import canonical_name, parse_model_string
 
@@ -110,7 +110,7 @@ def _deprecation(provider: str, model: str, listing: ProviderListing | None
     if entry is not None and not (entry.lifecycle in ("deprecated", "retired")
                                   or entry.shutdown_date):
         entry = None
-    priced = lookup_price(provider, model)
+    priced = prices_entry(provider, model)
     sources = ([f"the {provider} models endpoint"] if entry is not None else []) + (
         ["genai-prices"] if priced is not None and priced.deprecated else [])
     if not sources:

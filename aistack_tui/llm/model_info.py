@@ -15,38 +15,33 @@ import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from aistack_tui.llm.models_endpoint import ProviderListing, undated
 from aistack_tui.llm.registry import canonical_name
 from aistack_tui.llm.types import Usage
 
+if TYPE_CHECKING:
+    from genai_prices.types import ModelInfo as PricesEntry
+    from genai_prices.types import ModelPrice
+
 _PRICED = {"anthropic", "openai", "google", "deepseek", "openrouter"}
 """The providers genai-prices prices, by their (canonical) name, which is also its id."""
-_KEYS = ("input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok")
+_KEYS = {"input_price": "input_mtok", "output_price": "output_mtok",
+         "cache_read_price": "cache_read_mtok", "cache_write_price": "cache_write_mtok"}
+"""Our price fields (USD per million tokens), by genai-prices' names for them."""
 
 
 @dataclass(frozen=True, slots=True)
 class PriceTier:
-    """Prices that apply to a whole request once its input exceeds `above_input_tokens`
-    (the "cliff" every provider uses); None keeps the base price."""
+    """Every price of a request whose input exceeds `above_input_tokens`: the "cliff"
+    every provider uses, where the whole request pays the tier's prices."""
 
     above_input_tokens: int
     input_price: float | None = None
     output_price: float | None = None
     cache_read_price: float | None = None
     cache_write_price: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Priced:
-    """What genai-prices says about one model."""
-
-    context_window: int | None
-    deprecated: bool
-    base: PriceTier
-    """The prices below every threshold (its `above_input_tokens` is 0)."""
-    tiers: tuple[PriceTier, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,15 +97,17 @@ def lookup_model(
     vendor = canonical_name(provider)  # `gemini` is `google`
     name = model.lower().removeprefix("models/")
     own = BUILT_IN.get(vendor, {}).get(undated(name))
-    info = own or _family(provider, name) or DEFAULT_INFO
-    priced = lookup_price(provider, name)
-    if priced is not None:
-        base = priced.base
+    info = own or _family(vendor, name) or DEFAULT_INFO
+    entry = prices_entry(vendor, name)
+    if entry is not None:
+        prices = _prices_now(entry)
+        starts = sorted({t.start for key in _KEYS.values()
+                         for t in getattr(getattr(prices, key), "tiers", ())})
         # A built-in window wins: genai-prices' is at times what a beta header unlocks.
-        window = info.context_window if own else priced.context_window or info.context_window
-        info = replace(info, context_window=window, input_price=base.input_price,
-                       output_price=base.output_price, cache_read_price=base.cache_read_price,
-                       cache_write_price=base.cache_write_price, price_tiers=priced.tiers)
+        window = info.context_window if own else entry.context_window or info.context_window
+        info = replace(info, context_window=window, **_prices_above(prices, 0),
+                       price_tiers=tuple(PriceTier(s, **_prices_above(prices, s))
+                                         for s in starts))
     listed = listing.find(model) if listing is not None else None
     if listed is not None:
         info = replace(info, context_window=listed.context_window or info.context_window,
@@ -125,66 +122,53 @@ def lookup_model(
                             if v is not None or k.endswith("_price")})
 
 
-def _family(provider: str, name: str) -> ModelInfo | None:
+def _family(vendor: str, name: str) -> ModelInfo | None:
     """The limits of `name`'s family, for vendors genai-prices knows (routers name models
     `vendor/model`: the last part counts)."""
     last = name.rsplit("/", 1)[-1]
-    if canonical_name(provider) not in _PRICED:
+    if vendor not in _PRICED:
         return None
     return next((info for prefix, info in _FAMILIES if last.startswith(prefix)), None)
 
 
 @functools.lru_cache(maxsize=512)
-def lookup_price(provider: str, model: str) -> Priced | None:
-    """genai-prices' entry for `provider/model` with the prices in force now, or None.
-    Matching is genai-prices' own (dated snapshots, `-latest` aliases, OpenRouter's
-    `vendor/model` names)."""
+def prices_entry(provider: str, model: str) -> PricesEntry | None:
+    """genai-prices' entry for `provider/model` (its prices, context window and
+    deprecated flag), or None. Matching is genai-prices' own (dated snapshots, `-latest`
+    aliases, OpenRouter's `vendor/model` names)."""
     provider_id = canonical_name(provider)
     if provider_id not in _PRICED:
         return None
     from genai_prices import data_snapshot
 
     try:
-        _provider, info = data_snapshot.get_snapshot().find_provider_model(
-            model.lower().removeprefix("models/"), None, provider_id, None)
+        return data_snapshot.get_snapshot().find_provider_model(
+            model.lower().removeprefix("models/"), None, provider_id, None)[1]
     except LookupError:
         return None
-    prices = _prices_now(info)
-    values: list[Any] = [getattr(prices, key, None) for key in _KEYS]
-    starts = sorted({t.start for v in values for t in getattr(v, "tiers", None) or ()})
-    return Priced(info.context_window, bool(info.deprecated), _tier(values, 0),
-                  tuple(_tier(values, start) for start in starts))
 
 
-def _prices_now(info: Any) -> Any:
-    """The prices in force today. A conditional price applies from its start date on (an
-    introductory rate until then); a time-of-day price (DeepSeek's peak hours) counts as
-    always in force, so the cost and the budget stop never rely on an off-peak discount."""
-    from genai_prices.types import ModelPrice, TimeOfDateConstraint
+def _prices_now(entry: PricesEntry) -> ModelPrice:
+    """The prices in force today, as genai-prices chooses them (a conditional price
+    applies from its start date on), except that a time-of-day price (DeepSeek's peak
+    hours) counts as always in force, so the cost and the budget stop never rely on an
+    off-peak discount."""
+    from genai_prices.types import TimeOfDateConstraint
 
-    if isinstance(info.prices, ModelPrice):
-        return info.prices
-    now = datetime.now(tz=UTC)
-    for conditional in reversed(info.prices):
-        constraint = conditional.constraint
-        if (constraint is None or isinstance(constraint, TimeOfDateConstraint)
-                or constraint.active(now)):
-            return conditional.prices
-    return info.prices[0].prices
+    if isinstance(entry.prices, list):
+        entry = replace(entry, prices=[
+            replace(c, constraint=None) if isinstance(c.constraint, TimeOfDateConstraint)
+            else c for c in entry.prices])
+    return entry.get_prices(datetime.now(tz=UTC))
 
 
-def _tier(values: list[Any], start: int) -> PriceTier:
-    """Each price (input, output, cache read, cache write) for requests above `start`
-    input tokens: a tiered price's highest tier at or below `start`, else its base."""
-    at: list[float | None] = []
-    for value in values:
-        tiers = getattr(value, "tiers", None)
-        if tiers is not None:
-            value = value.base
-            for tier in sorted(tiers, key=lambda t: t.start):
-                value = tier.price if tier.start <= start else value
-        at.append(None if value is None else float(value))
-    return PriceTier(start, *at)
+def _prices_above(prices: ModelPrice, start: int) -> dict[str, float | None]:
+    """Our price fields for a request of just over `start` input tokens: a tiered price's
+    highest tier at or below `start`, else its base (genai-prices' own rule)."""
+    from genai_prices.types import calc_unit_price
+
+    return {field: None if (price := getattr(prices, key)) is None
+            else float(calc_unit_price(price, 1, start + 1, 1)) for field, key in _KEYS.items()}
 
 
 def cost_usd(info: ModelInfo, usage: Usage) -> float | None:
@@ -198,18 +182,17 @@ def cost_usd(info: ModelInfo, usage: Usage) -> float | None:
     total_input = (
         usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
     )
-    tier = next((t for t in reversed(info.price_tiers) if total_input > t.above_input_tokens),
-                PriceTier(0))  # each tier holds every price in force above its threshold
-    input_price, output_price, cache_read, cache_write = (
-        getattr(info, key) if getattr(tier, key) is None else getattr(tier, key)
-        for key in ("input_price", "output_price", "cache_read_price", "cache_write_price"))
-    if input_price is None or output_price is None:
+    # Each tier holds every price in force above its threshold, so one of them suffices.
+    p: ModelInfo | PriceTier = next(
+        (t for t in reversed(info.price_tiers) if total_input > t.above_input_tokens), info)
+    if p.input_price is None or p.output_price is None:
         return None
+    cache_read = p.input_price if p.cache_read_price is None else p.cache_read_price
+    cache_write = p.input_price if p.cache_write_price is None else p.cache_write_price
     total = (
-        usage.input_tokens * input_price
-        + usage.output_tokens * output_price
-        + usage.cache_read_input_tokens * (input_price if cache_read is None else cache_read)
-        + usage.cache_creation_input_tokens
-        * (input_price if cache_write is None else cache_write)
+        usage.input_tokens * p.input_price
+        + usage.output_tokens * p.output_price
+        + usage.cache_read_input_tokens * cache_read
+        + usage.cache_creation_input_tokens * cache_write
     )
     return total / 1_000_000

@@ -23,7 +23,7 @@ from aistack_tui.llm.catalogue import (
     provider_catalogue,
     replacement_for,
 )
-from aistack_tui.llm.model_info import BUILT_IN, lookup_model, lookup_price
+from aistack_tui.llm.model_info import BUILT_IN, lookup_model, prices_entry
 from aistack_tui.llm.models_endpoint import (
     CACHE_VERSION,
     cache_path,
@@ -270,9 +270,10 @@ async def test_defaults_are_current_listed_and_priced(
     marks a default deprecated: time to choose a new one."""
     model = DEFAULT_MODELS[provider]
     assert model in BUILT_IN[provider], "the offline list has it, with its limits"
-    priced = lookup_price(provider, model)
-    assert priced is not None and priced.base.input_price and priced.base.output_price
-    assert not priced.deprecated
+    info = lookup_model(provider, model)
+    assert info.input_price and info.output_price
+    entry = prices_entry(provider, model)
+    assert entry is not None and not entry.deprecated
     assert deprecation_warning(f"{provider}/{model}") is None
     await refresh([config_for(fake, provider)], aistack_home)
     assert ids(provider, aistack_home)[0] == model, "the endpoint lists it"
