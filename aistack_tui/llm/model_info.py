@@ -33,27 +33,22 @@ _KEYS = {"input_price": "input_mtok", "output_price": "output_mtok",
 
 
 @dataclass(frozen=True, slots=True)
-class PriceTier:
-    """Every price of a request whose input exceeds `above_input_tokens`: the "cliff"
-    every provider uses, where the whole request pays the tier's prices."""
-
-    above_input_tokens: int
-    input_price: float | None = None
-    output_price: float | None = None
-    cache_read_price: float | None = None
-    cache_write_price: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class ModelInfo:
+    """A model's limits, and its prices in USD per million tokens (None: unknown)."""
+
     context_window: int
     max_output_tokens: int
     input_price: float | None = None
     output_price: float | None = None
     cache_read_price: float | None = None
     cache_write_price: float | None = None
-    price_tiers: tuple[PriceTier, ...] = ()
-    """Prices for requests whose input exceeds a threshold (long-context pricing)."""
+    price_tiers: tuple[ModelInfo, ...] = ()
+    """The model as priced for a request whose input exceeds the tier's
+    `above_input_tokens` (long-context pricing): the "cliff" every provider uses, where
+    the whole request pays the tier's prices. A tier sets every price, not only those
+    that change."""
+    above_input_tokens: int = 0
+    """Where a tier starts (0 for the model's base prices)."""
 
 
 DEFAULT_INFO = ModelInfo(context_window=32_000, max_output_tokens=4096)
@@ -105,9 +100,9 @@ def lookup_model(
                          for t in getattr(getattr(prices, key), "tiers", ())})
         # A built-in window wins: genai-prices' is at times what a beta header unlocks.
         window = info.context_window if own else entry.context_window or info.context_window
-        info = replace(info, context_window=window, **_prices_above(prices, 0),
-                       price_tiers=tuple(PriceTier(s, **_prices_above(prices, s))
-                                         for s in starts))
+        info = replace(info, context_window=window, **_prices_above(prices, 0))
+        info = replace(info, price_tiers=tuple(
+            replace(info, above_input_tokens=s, **_prices_above(prices, s)) for s in starts))
     listed = listing.find(model) if listing is not None else None
     if listed is not None:
         info = replace(info, context_window=listed.context_window or info.context_window,
@@ -183,7 +178,7 @@ def cost_usd(info: ModelInfo, usage: Usage) -> float | None:
         usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
     )
     # Each tier holds every price in force above its threshold, so one of them suffices.
-    p: ModelInfo | PriceTier = next(
+    p = next(
         (t for t in reversed(info.price_tiers) if total_input > t.above_input_tokens), info)
     if p.input_price is None or p.output_price is None:
         return None
