@@ -9,7 +9,6 @@ refuses the key leaves its last answer in place: a stale list beats none.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import json
 import logging
@@ -124,27 +123,22 @@ def cache_path(home: Path) -> Path:
 
 def read_cache(home: Path) -> dict[str, ProviderListing]:
     """Every provider's cached listing; an unreadable or foreign file reads as empty, and
-    one damaged provider entry hides only itself."""
-    from pydantic import ValidationError
-
+    one damaged provider entry hides only itself (pydantic's `OnErrorOmit`)."""
     try:
         data: Any = json.loads(cache_path(home).read_bytes())
-        entries = dict(data["providers"]) if data["version"] == CACHE_VERSION else {}
-    except (OSError, ValueError, TypeError, KeyError):
-        return {}
-    listings: dict[str, ProviderListing] = {}
-    for name, raw in entries.items():
-        with contextlib.suppress(ValidationError):
-            listings[name] = _listing_adapter().validate_python(raw)
-    return listings
+        if data["version"] == CACHE_VERSION:
+            return _listings_adapter().validate_python(data["providers"])
+    except (OSError, ValueError, TypeError, KeyError):  # ValidationError is a ValueError
+        pass
+    return {}
 
 
 @functools.cache
-def _listing_adapter() -> TypeAdapter[ProviderListing]:
+def _listings_adapter() -> TypeAdapter[dict[str, ProviderListing]]:
     """Built once: the catalogue reads the cache for every provider it lists."""
-    from pydantic import TypeAdapter
+    from pydantic import OnErrorOmit, TypeAdapter
 
-    return TypeAdapter(ProviderListing)
+    return TypeAdapter(dict[str, OnErrorOmit[ProviderListing]])
 
 
 def read_listing(home: Path, provider: str) -> ProviderListing | None:
