@@ -80,26 +80,22 @@ async def fetch_models(config: ProviderConfig, timeout: float = FETCH_TIMEOUT
     if config.kind == "anthropic":
         import anthropic
 
-        client = anthropic.AsyncAnthropic(api_key=config.api_key, base_url=config.base_url,
-                                          max_retries=0, timeout=timeout)
-        async with client:
+        async with anthropic.AsyncAnthropic(api_key=config.api_key, base_url=config.base_url,
+                                            max_retries=0, timeout=timeout) as client:
             return [EndpointModel(m.id, m.display_name, m.max_input_tokens, m.max_tokens,
                                   m.lifecycle, _day(m.retires_at))
                     async for m in client.models.list(limit=1000)]
     if config.kind == "google":
         from google import genai
-        from google.genai.types import HttpOptions
 
-        gemini = genai.Client(api_key=config.api_key, vertexai=False, http_options=HttpOptions(
-            api_version="v1beta", timeout=int(timeout * 1000), base_url=config.base_url))
-        try:
+        async with genai.Client(api_key=config.api_key, vertexai=False, http_options={
+                "api_version": "v1beta", "timeout": int(timeout * 1000),
+                "base_url": config.base_url}).aio as gemini:
             return [EndpointModel(m.name.removeprefix("models/"), m.display_name,
                                   m.input_token_limit, m.output_token_limit)
-                    async for m in await gemini.aio.models.list(config={"page_size": 1000})
+                    async for m in await gemini.models.list(config={"page_size": 1000})
                     if m.name and "generateContent" in (m.supported_actions or ())
                     and not _NOT_CHAT.search(m.name.lower())]
-        finally:
-            await gemini.aio.aclose()
     import openai
 
     from aistack_tui.llm.openai_compat import PLACEHOLDER_KEY
@@ -145,14 +141,6 @@ def read_listing(home: Path, provider: str) -> ProviderListing | None:
     return read_cache(home).get(canonical_name(provider))  # `gemini` is `google`
 
 
-def write_listing(home: Path, provider: str, listing: ProviderListing) -> None:
-    """Store one provider's listing, keeping the others; atomic, so a reader (or a second
-    aistack process) never sees half a file."""
-    listings = {**read_cache(home), provider: listing}
-    data = {"version": CACHE_VERSION, "providers": {n: asdict(v) for n, v in listings.items()}}
-    write_atomically(cache_path(home), json.dumps(data, indent=1))
-
-
 def _due(configs: Sequence[ProviderConfig], home: Path, ttl: float, force: bool = False
          ) -> list[ProviderConfig]:
     """The providers to ask: those with a key (or needing none) with no answer from this
@@ -166,19 +154,24 @@ def _due(configs: Sequence[ProviderConfig], home: Path, ttl: float, force: bool 
 async def refresh(configs: Sequence[ProviderConfig], home: Path, *,
                   ttl: float = CACHE_TTL_SECONDS, timeout: float = FETCH_TIMEOUT,
                   force: bool = False) -> dict[str, str]:
-    """Fetch the lists that are due, concurrently, and cache each answer. Returns what
-    went wrong, by provider name; a failure keeps that provider's last answer."""
+    """Fetch the lists that are due, concurrently, and cache the answers with the other
+    providers' (atomically, so a reader or a second aistack process never sees half a
+    file). Returns what went wrong, by provider name; a failure keeps that provider's
+    last answer."""
     due = _due(configs, home, ttl, force)
     results = await asyncio.gather(
         *(asyncio.wait_for(fetch_models(c, timeout), timeout * 2) for c in due),
         return_exceptions=True)
+    listings = read_cache(home)
     errors: dict[str, str] = {}
     for config, result in zip(due, results, strict=True):
         if isinstance(result, BaseException):
             errors[config.name] = _describe(result)
         else:
-            write_listing(home, config.name,
-                          ProviderListing(time.time(), config.base_url, tuple(result)))
+            listings[config.name] = ProviderListing(time.time(), config.base_url, tuple(result))
+    if len(errors) < len(due):
+        data = {"version": CACHE_VERSION, "providers": {n: asdict(v) for n, v in listings.items()}}
+        write_atomically(cache_path(home), json.dumps(data, indent=1))
     return errors
 
 
