@@ -94,29 +94,39 @@ class ProviderCatalogue:
     entries: tuple[CatalogueEntry, ...]
 
 
-def model_ids(provider: str, listing: ProviderListing | None) -> list[str]:
-    """The ids `provider` offers: the endpoint's (retired ones and the dated snapshots of
-    listed aliases left out: one row per model), else the built-in list."""
+def _listed(provider: str, home: Path | None) -> tuple[ProviderListing | None, list[str]]:
+    """`provider`'s cached endpoint answer (None without one) and the ids it offers: the
+    endpoint's (retired ones and the dated snapshots of listed aliases left out: one row
+    per model), else the built-in list."""
+    listing = read_listing(home, provider) if home is not None else None
     if listing is None:
-        return list(BUILT_IN.get(provider, {}))
+        return None, list(BUILT_IN.get(provider, {}))
     ids = [m.id for m in listing.models if m.lifecycle != "retired"]
-    return [m for m in ids if undated(m) == m or undated(m) not in ids]
+    return listing, [m for m in ids if undated(m) == m or undated(m) not in ids]
 
 
-def _deprecation(provider: str, model: str, listing: ProviderListing | None
-                 ) -> Deprecation | None:
-    """What the endpoint and genai-prices say about `provider/model`, or None if current."""
-    entry = listing.find(model) if listing is not None else None
-    if entry is not None and not (entry.lifecycle in ("deprecated", "retired")
-                                  or entry.shutdown_date):
-        entry = None
-    priced = prices_entry(provider, model)
-    sources = ([f"the {provider} models endpoint"] if entry is not None else []) + (
-        ["genai-prices"] if priced is not None and priced.deprecated else [])
-    if not sources:
-        return None
-    return Deprecation(provider, model, entry and entry.shutdown_date,
-                       entry is not None and entry.lifecycle == "retired", ", ".join(sources))
+def _deprecations(provider: str, ids: list[str], listing: ProviderListing | None
+                  ) -> dict[str, Deprecation]:
+    """The deprecated models among `ids`, by the endpoint's lifecycle or shutdown date and
+    genai-prices' flag, each with the model to use instead."""
+    gone: dict[str, Deprecation] = {}
+    for model in ids:
+        ends = listing.find(model) if listing is not None else None
+        if ends is not None and not (ends.lifecycle in ("deprecated", "retired")
+                                     or ends.shutdown_date):
+            ends = None
+        priced = prices_entry(provider, model)
+        sources = ([f"the {provider} models endpoint"] if ends is not None else []) + (
+            ["genai-prices"] if priced is not None and priced.deprecated else [])
+        if sources:
+            gone[model] = Deprecation(provider, model, ends and ends.shutdown_date,
+                                      ends is not None and ends.lifecycle == "retired",
+                                      ", ".join(sources))
+    current = [m for m in ids if m not in gone]
+    default = DEFAULT_MODELS.get(provider)
+    fallback = None if default in gone else default
+    return {m: replace(d, replacement=f"{provider}/{to}") if (
+        to := replacement_for(m, current, fallback)) else d for m, d in gone.items()}
 
 
 def _line(model: str) -> tuple[str, tuple[int, ...]]:
@@ -124,10 +134,8 @@ def _line(model: str) -> tuple[str, tuple[int, ...]]:
     (5, 4)): models of one line differ in their version only."""
     bare = undated(model)
     found = _VERSION.search(bare)
-    if found is None:
-        return bare, ()
-    version = tuple(int(p) for p in re.split(r"[.-]", found.group()))
-    return bare[: found.start()] + "#" + bare[found.end() :], version
+    version = tuple(int(n) for n in re.findall(r"\d+", found.group())) if found else ()
+    return _VERSION.sub("#", bare, count=1), version
 
 
 def replacement_for(model: str, current: Sequence[str], default: str | None) -> str | None:
@@ -138,33 +146,18 @@ def replacement_for(model: str, current: Sequence[str], default: str | None) -> 
     return max(newer)[1] if newer else default if default != model else None
 
 
-def _deprecations(provider: str, ids: list[str], listing: ProviderListing | None
-                  ) -> dict[str, Deprecation]:
-    """The deprecated models among `ids`, each with the model to use instead."""
-    gone = {m: d for m in ids if (d := _deprecation(provider, m, listing)) is not None}
-    current = [m for m in ids if m not in gone]
-    default = DEFAULT_MODELS.get(provider)
-    fallback = None if default in gone else default
-    return {m: replace(d, replacement=f"{provider}/{to}") if (
-        to := replacement_for(m, current, fallback)) else d for m, d in gone.items()}
-
-
 def provider_catalogue(provider: str, *, home: Path | None = None,
                        overrides: Mapping[str, Mapping[str, Any]] | None = None
                        ) -> ProviderCatalogue:
     """Every model `provider` offers: the default first, current models in the source's
     order (newest first for Anthropic), deprecated ones last."""
     provider = canonical_name(provider)
-    listing = read_listing(home, provider) if home is not None else None
-    ids = model_ids(provider, listing)
-    default = DEFAULT_MODELS.get(provider)
-    if default in ids:
-        ids.insert(0, ids.pop(ids.index(default)))
+    listing, ids = _listed(provider, home)
     gone = _deprecations(provider, ids, listing)
     names = {m.id: m.display_name for m in listing.models} if listing is not None else {}
     entries = [CatalogueEntry(provider, m, lookup_model(provider, m, overrides, listing=listing),
                               gone.get(m), names.get(m)) for m in ids]
-    entries.sort(key=lambda e: e.deprecation is not None)
+    entries.sort(key=lambda e: (e.deprecation is not None, not e.is_default))
     return ProviderCatalogue(provider, "models endpoint" if listing else "built-in table",
                              listing.fetched_at if listing else None, tuple(entries))
 
@@ -180,7 +173,6 @@ def deprecation_warning(model_string: str, *, home: Path | None = None,
     except ValueError:
         return None
     provider = canonical_name(provider)
-    listing = read_listing(home, provider) if home is not None else None
-    ids = model_ids(provider, listing)
+    listing, ids = _listed(provider, home)
     found = _deprecations(provider, ids if model in ids else [*ids, model], listing).get(model)
     return found.message(today) if found else None
