@@ -9,22 +9,18 @@ refuses the key leaves its last answer in place: a stale list beats none.
 from __future__ import annotations
 
 import asyncio
-import functools
-import json
 import logging
 import re
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, OnErrorOmit, ValidationError
 
 from aistack_tui.atomic_file import write_atomically
 from aistack_tui.llm.registry import ProviderConfig, canonical_name
-
-if TYPE_CHECKING:
-    from pydantic import TypeAdapter
 
 log = logging.getLogger(__name__)
 
@@ -117,24 +113,21 @@ def cache_path(home: Path) -> Path:
     return home / "cache" / "models.json"
 
 
+class _CacheFile(BaseModel):
+    """The cache file, validated as it is read: a damaged provider entry is left out
+    (`OnErrorOmit`), so it hides only itself."""
+
+    version: int
+    providers: dict[str, OnErrorOmit[ProviderListing]]
+
+
 def read_cache(home: Path) -> dict[str, ProviderListing]:
-    """Every provider's cached listing; an unreadable or foreign file reads as empty, and
-    one damaged provider entry hides only itself (pydantic's `OnErrorOmit`)."""
+    """Every provider's cached listing; an unreadable or foreign file reads as empty."""
     try:
-        data: Any = json.loads(cache_path(home).read_bytes())
-        if data["version"] == CACHE_VERSION:
-            return _listings_adapter().validate_python(data["providers"])
-    except (OSError, ValueError, TypeError, KeyError):  # ValidationError is a ValueError
-        pass
-    return {}
-
-
-@functools.cache
-def _listings_adapter() -> TypeAdapter[dict[str, ProviderListing]]:
-    """Built once: the catalogue reads the cache for every provider it lists."""
-    from pydantic import OnErrorOmit, TypeAdapter
-
-    return TypeAdapter(dict[str, OnErrorOmit[ProviderListing]])
+        cache = _CacheFile.model_validate_json(cache_path(home).read_bytes())
+    except (OSError, ValidationError):
+        return {}
+    return cache.providers if cache.version == CACHE_VERSION else {}
 
 
 def read_listing(home: Path, provider: str) -> ProviderListing | None:
@@ -170,8 +163,8 @@ async def refresh(configs: Sequence[ProviderConfig], home: Path, *,
         else:
             listings[config.name] = ProviderListing(time.time(), config.base_url, tuple(result))
     if len(errors) < len(due):
-        data = {"version": CACHE_VERSION, "providers": {n: asdict(v) for n, v in listings.items()}}
-        write_atomically(cache_path(home), json.dumps(data, indent=1))
+        cache = _CacheFile(version=CACHE_VERSION, providers=listings)
+        write_atomically(cache_path(home), cache.model_dump_json(indent=1))
     return errors
 
 
