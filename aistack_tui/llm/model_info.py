@@ -74,7 +74,8 @@ _FAMILIES = (
     ("o3", ModelInfo(200_000, 100_000)), ("o4", ModelInfo(200_000, 100_000)),
     ("deepseek-", ModelInfo(128_000, 8_192)),
 )
-"""Limits every model of a family has at least, for models no source describes."""
+"""Limits every model of a family has at least, for models no source describes, of the
+vendors genai-prices knows (routers name models `vendor/model`: the last part counts)."""
 
 
 def lookup_model(
@@ -92,7 +93,9 @@ def lookup_model(
     vendor = canonical_name(provider)  # `gemini` is `google`
     name = model.lower().removeprefix("models/")
     own = BUILT_IN.get(vendor, {}).get(undated(name))
-    info = own or _family(vendor, name) or DEFAULT_INFO
+    last = name.rsplit("/", 1)[-1]
+    family = next((i for prefix, i in _FAMILIES if last.startswith(prefix)), None)
+    info = own or (family if vendor in _PRICED else None) or DEFAULT_INFO
     entry = prices_entry(vendor, name)
     if entry is not None:
         prices = _prices_now(entry)
@@ -115,15 +118,6 @@ def lookup_model(
         info = replace(info, price_tiers=())  # your own price replaces the provider's tiers
     return replace(info, **{k: v for k, v in override.items()
                             if v is not None or k.endswith("_price")})
-
-
-def _family(vendor: str, name: str) -> ModelInfo | None:
-    """The limits of `name`'s family, for vendors genai-prices knows (routers name models
-    `vendor/model`: the last part counts)."""
-    last = name.rsplit("/", 1)[-1]
-    if vendor not in _PRICED:
-        return None
-    return next((info for prefix, info in _FAMILIES if last.startswith(prefix)), None)
 
 
 @functools.lru_cache(maxsize=512)
@@ -184,10 +178,9 @@ def cost_usd(info: ModelInfo, usage: Usage) -> float | None:
         return None
     cache_read = p.input_price if p.cache_read_price is None else p.cache_read_price
     cache_write = p.input_price if p.cache_write_price is None else p.cache_write_price
-    total = (
+    return (
         usage.input_tokens * p.input_price
         + usage.output_tokens * p.output_price
         + usage.cache_read_input_tokens * cache_read
         + usage.cache_creation_input_tokens * cache_write
-    )
-    return total / 1_000_000
+    ) / 1_000_000
