@@ -22,10 +22,7 @@ from aistack_tui.llm.models_endpoint import ProviderListing, read_listing, undat
 from aistack_tui.llm.registry import canonical_name, parse_model_string
 
 DEFAULT_MODELS: dict[str, str] = {
-    "anthropic": "claude-sonnet-5-5",
-    "openai": "gpt-6.1-sol",
-    "google": "gemini-4-argon",
-}
+    "anthropic": "claude-sonnet-5-5", "openai": "gpt-6.1-sol", "google": "gemini-4-argon"}
 """The model used when only a provider is known: each provider's current general model
 for coding (`tests/llm/test_catalogue.py` fails when its endpoint or genai-prices says it
 is deprecated)."""

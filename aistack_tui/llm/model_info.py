@@ -78,13 +78,9 @@ _FAMILIES = (
 vendors genai-prices knows (routers name models `vendor/model`: the last part counts)."""
 
 
-def lookup_model(
-    provider: str,
-    model: str,
-    overrides: Mapping[str, Mapping[str, Any]] | None = None,
-    *,
-    listing: ProviderListing | None = None,
-) -> ModelInfo:
+def lookup_model(provider: str, model: str,
+                 overrides: Mapping[str, Mapping[str, Any]] | None = None, *,
+                 listing: ProviderListing | None = None) -> ModelInfo:
     """The model's info from every source that knows it (see the module docstring), the
     settings override for `provider/model` merged over it last. `listing` is the
     provider's cached models-endpoint answer; `overrides` are settings `models` as
@@ -168,19 +164,14 @@ def cost_usd(info: ModelInfo, usage: Usage) -> float | None:
     applies to the whole request once its input (uncached, cache reads and cache writes
     together) exceeds the tier's threshold, as the providers bill it.
     """
-    total_input = (
-        usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
-    )
+    total_input = (usage.input_tokens + usage.cache_read_input_tokens
+                   + usage.cache_creation_input_tokens)
     # Each tier holds every price in force above its threshold, so one of them suffices.
-    p = next(
-        (t for t in reversed(info.price_tiers) if total_input > t.above_input_tokens), info)
+    p = next((t for t in reversed(info.price_tiers) if total_input > t.above_input_tokens), info)
     if p.input_price is None or p.output_price is None:
         return None
     cache_read = p.input_price if p.cache_read_price is None else p.cache_read_price
     cache_write = p.input_price if p.cache_write_price is None else p.cache_write_price
-    return (
-        usage.input_tokens * p.input_price
-        + usage.output_tokens * p.output_price
-        + usage.cache_read_input_tokens * cache_read
-        + usage.cache_creation_input_tokens * cache_write
-    ) / 1_000_000
+    return (usage.input_tokens * p.input_price + usage.output_tokens * p.output_price
+            + usage.cache_read_input_tokens * cache_read
+            + usage.cache_creation_input_tokens * cache_write) / 1_000_000
