@@ -14,7 +14,13 @@ from aistack_tui.knowledge import KnowledgeIndex
 from aistack_tui.knowledge.extract import extract
 from aistack_tui.knowledge.indexer import INDEX_FILENAME
 from aistack_tui.knowledge.pipeline import POOL_THRESHOLD
-from aistack_tui.knowledge.store import FileState, IndexStore, ParsedFile
+from aistack_tui.knowledge.store import (
+    AUTOMERGE,
+    BULK_AUTOMERGE,
+    FileState,
+    IndexStore,
+    ParsedFile,
+)
 from aistack_tui.storage.paths import project_data_dir
 
 FILES = POOL_THRESHOLD + 60
@@ -206,3 +212,33 @@ async def test_a_big_build_without_references_still_ranks_its_map(
         assert index.graph is not None and len(index.graph.paths) == FILES
     finally:
         await index.close()
+
+
+async def _automerge(index: KnowledgeIndex) -> int | None:
+    rows = await index.store.db.execute_fetchall(
+        "SELECT v FROM chunks_fts_config WHERE k = 'automerge'"
+    )
+    return next((int(row[0]) for row in rows), None)
+
+
+async def test_a_big_build_merges_full_text_segments_sixteen_at_a_time_then_four(
+    tmp_path: Path, aistack_home: Path
+) -> None:
+    """The build's many FTS5 segments are merged in bigger steps (less rewriting of the
+    same postings); afterwards the default comes back, so edits keep the segment count
+    small."""
+    root = tmp_path / "big"
+    _generate(root, FILES)
+    index = await KnowledgeIndex.open(aistack_home, root)
+    seen: list[int | None] = []
+    try:
+        await index.store.bulk_mode(True)
+        seen.append(await _automerge(index))
+        await index.store.bulk_mode(False)
+        seen.append(await _automerge(index))
+        await index.refresh()
+        seen.append(await _automerge(index))
+        assert (await index.search("func_237", limit=1))[0].path.endswith("mod0237.py")
+    finally:
+        await index.close()
+    assert seen == [BULK_AUTOMERGE, AUTOMERGE, AUTOMERGE] and BULK_AUTOMERGE > AUTOMERGE
