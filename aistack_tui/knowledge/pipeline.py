@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import multiprocessing
 import os
+import stat
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -39,6 +40,8 @@ IN_FLIGHT_PER_WORKER = 3
 POOL_THRESHOLD = 200
 """Fewer changed files than this are parsed in a thread: a pool costs ~100 ms to start."""
 _BINARY_SNIFF = 8192
+_O_NONBLOCK: int = getattr(os, "O_NONBLOCK", 0)
+_O_CLOEXEC: int = getattr(os, "O_CLOEXEC", 0)
 R = TypeVar("R")
 
 
@@ -90,19 +93,47 @@ def _embed_chunks(path: str, extraction: FileExtraction, dim: int) -> tuple[byte
 def _read_inside(root: str, path: str, real_root: str) -> bytes | None:
     """A text file's bytes, or None when it is unreadable, binary or not ours to read.
 
-    Checked again here, where the file is read: a file swapped for a symlink out of the
-    project (or into .git/, a secrets file...) after the walk is not read. `real_root`
+    Checked again here, where the file is read: a file swapped after the walk for a
+    symlink out of the project (or into .git/, a secrets file...), or for a FIFO or a
+    device, is not read. The check is made on the file as opened, not on its name
+    beforehand, so a swap between the check and the read changes nothing. `real_root`
     is `os.path.realpath(root)`, resolved once per batch.
     """
-    target = resolved_inside(root, path, real_root)
-    if target is None or never_indexed(target) or (target != path and never_indexed(path)):
-        return None
     try:
-        with open(os.path.join(root, path), "rb") as f:
-            data = f.read()
+        # Non-blocking: opening a FIFO for reading would otherwise wait for a writer.
+        fd = os.open(os.path.join(root, path), os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC)
     except OSError:
         return None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            target = _opened_inside(fd, root, path, real_root)
+            if target is None or never_indexed(target) or (
+                    target != path and never_indexed(path)):
+                return None
+            data = f.read()
+        except OSError:
+            return None
     return None if b"\x00" in data[:_BINARY_SNIFF] else data
+
+
+def _opened_inside(fd: int, root: str, path: str, real_root: str) -> str | None:
+    """The project-relative real path of the file open as `fd`, or None when it is
+    outside the project (or was deleted meanwhile).
+
+    Linux names an open file in `/proc/self/fd`, so the path checked is the file's
+    that is read; resolving the name again could meet another file swapped in
+    meanwhile. Without `/proc` (macOS), the name is resolved, as the best available.
+    """
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return resolved_inside(root, path, real_root)
+    prefix = real_root.rstrip(os.sep) + os.sep
+    if not real.startswith(prefix) or real.endswith(" (deleted)"):
+        return None
+    return real[len(prefix) :].replace(os.sep, "/")
 
 
 def _digest(data: bytes) -> str:

@@ -3,6 +3,8 @@ project, and files the session's permission engine refuses (checked at query tim
 
 from __future__ import annotations
 
+import os
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -78,6 +80,31 @@ def test_parse_worker_refuses_a_file_swapped_for_a_symlink_out(project: Path) ->
     job = ParseJob("src/app.py", "python", 10, 0, "")
     [outcome] = parse_batch(str(project), [job], 0)
     assert outcome.status == "skipped"
+
+
+def test_parse_worker_refuses_a_file_swapped_for_a_fifo_without_waiting(project: Path) -> None:
+    """Opening a FIFO for reading waits for a writer: the worker would hang for good."""
+    (project / "src" / "app.py").unlink()
+    os.mkfifo(project / "src" / "app.py")
+    job = ParseJob("src/app.py", "python", 10, 0, "")
+    done: list[str] = []
+    worker = threading.Thread(
+        target=lambda: done.extend(o.status for o in parse_batch(str(project), [job], 0)),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(10)
+    assert done == ["skipped"]
+
+
+def test_parse_worker_reads_a_link_inside_but_not_one_into_agent_config(project: Path) -> None:
+    """The check is made on the file as opened: a link to a project file is that file,
+    a link into .git/ is refused however its own name looks."""
+    jobs = [ParseJob(p, "python", 10, 0, "") for p in ("alias.py", "gitcfg.sh", "src/app.py")]
+    outcomes = parse_batch(str(project), jobs, 0)
+    assert [o.status for o in outcomes] == ["parsed", "skipped", "parsed"]
+    assert outcomes[0].parsed is not None and outcomes[2].parsed is not None
+    assert outcomes[0].parsed.hash == outcomes[2].parsed.hash
 
 
 @pytest.fixture
