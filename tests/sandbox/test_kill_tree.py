@@ -14,7 +14,7 @@ import signal
 import time
 from pathlib import Path
 
-from aistack_tui.tools.process import kill_by_command_line, kill_group, kill_tree
+from aistack_tui.tools.process import kill_by_command_line, kill_group, kill_tree, start_group
 from tests.sandbox.test_sandbox import confined, needs_bwrap
 
 DELAYS = (0.0, 0.0005, 0.001, 0.002, 0.005)
@@ -159,3 +159,44 @@ async def test_a_sandbox_an_editor_killed_during_set_up_is_found_by_its_command_
     finally:
         kill_all(marker)
     print(f"sandboxes that outlived the editor's kill: {survived} of 40")
+
+
+async def test_a_cancel_while_the_command_is_still_starting_kills_what_it_started() -> None:
+    """The child runs before asyncio has connected its pipes; a cancel in between used to
+    kill the shell's pid alone (asyncio's clean-up), and its setsid child ran on. Here
+    the start is held open until the setsid child runs, then cancelled."""
+    marker = f"sleep 31.{os.getpid()}6".encode()
+    started: list[asyncio.subprocess.Process] = []
+    release = asyncio.Event()
+
+    async def slow_start() -> asyncio.subprocess.Process:
+        proc = await asyncio.create_subprocess_exec(
+            "sh", "-c", f"setsid {marker.decode()} & wait", stdin=asyncio.subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        started.append(proc)
+        await release.wait()  # as asyncio's own start is still connecting pipes
+        return proc
+
+    task = asyncio.ensure_future(start_group(slow_start(), grace=0.5))
+    try:
+        deadline = time.monotonic() + 3
+        while not (started and any(os.getsid(pid) == pid for pid in holding(marker))):
+            assert time.monotonic() < deadline, "setsid sleep never started"
+            await asyncio.sleep(0.005)
+        task.cancel()
+        await asyncio.sleep(0.05)
+        release.set()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        assert task.cancelled()
+        assert await left_over(marker) == [], "the setsid child outlived the cancel"
+        assert started[0].returncode is not None
+    finally:
+        kill_all(marker)
+
+
+async def test_an_uncancelled_start_is_the_process_itself() -> None:
+    proc = await start_group(asyncio.create_subprocess_exec(
+        "sh", "-c", "exit 7", stdin=asyncio.subprocess.DEVNULL, start_new_session=True))
+    assert await proc.wait() == 7
