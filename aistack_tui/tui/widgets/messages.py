@@ -42,6 +42,7 @@ from textual.containers import Vertical
 from textual.timer import Timer
 from textual.widgets import Static
 
+from aistack_tui.tui.hanging import hang_wrap
 from aistack_tui.tui.widgets.entries import (
     AssistantEntry,
     NoticeEntry,
@@ -397,14 +398,18 @@ class NoticeMessage(Static):
         self.entry = entry
         super().__init__(self._content(), classes=f"notice -{entry.level}")
 
-    def _content(self) -> Text:
+    def _content(self, width: int = 0) -> Text:
+        """The notice, wrapped at `width` (0: not laid out yet, the terminal wraps)."""
         icon = {"info": "ℹ", "warning": "⚠", "error": "✗"}[self.entry.level]
-        return Text(f"{icon} {self.entry.text}")
+        return Text(f"{icon} {hang_wrap(self.entry.text, width, width - 2)}")
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.update(self._content(self.content_size.width))  # wrapped again at the new width
 
     def sync(self) -> None:
         for level in ("info", "warning", "error"):
             self.set_class(self.entry.level == level, f"-{level}")
-        self.update(self._content())
+        self.update(self._content(self.content_size.width))
 
 
 class ShellMessage(Static, can_focus=True):
