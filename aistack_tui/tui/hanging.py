@@ -26,6 +26,9 @@ def hang_wrap(text: str, width: int, first_width: int | None = None) -> str:
     out: list[str] = []
     for number, line in enumerate(text.split("\n")):
         room = first_width if number == 0 and first_width is not None else width
+        if len(line) <= room:
+            out.append(line)  # as written: aligned columns, tabs and all
+            continue
         indent = len(line) - len(line.lstrip(" "))
         out.extend(textwrap.wrap(line, max(room, MIN_WIDTH), subsequent_indent=" " * (
             indent + HANG), break_long_words=False, break_on_hyphens=False) or [line])

@@ -25,6 +25,8 @@ def test_the_first_line_leaves_room_for_the_icon_and_narrow_widths_are_left_alon
     assert all(len(line) <= 38 for line in hang_wrap(text, 40, 38).split("\n")[:1])
     assert hang_wrap(text, 10) == text, "too narrow to arrange: the terminal wraps it"
     assert hang_wrap("a " + "x" * 90, 40).split("\n") == ["a", " " * HANG + "x" * 90]
+    table = "Tokens\t 1,200  \nCost:   $0.0027"
+    assert hang_wrap(table, 40) == table, "lines that fit stay exactly as written"
 
 
 async def test_help_at_80_columns_keeps_each_description_under_its_command(make_app) -> None:
