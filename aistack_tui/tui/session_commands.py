@@ -395,10 +395,9 @@ async def _rewind(app: CommandHost, args: str) -> None:
     from aistack_tui.tui.renderer import history_entries  # not before the first frame
 
     await app.conversation.load(history_entries(session.messages, session.replay_display))
-    await app.notice(_result_text(result))
-    prompt = result.prompt
-    if prompt and not app.prompt.text:
-        app.prompt.fill(prompt)  # the rewound prompt, ready to edit and resend
+    if result.prompt and not app.prompt.text:
+        app.prompt.fill(result.prompt)  # the rewound prompt, ready to edit and resend
+    await app.notice(_result_text(result))  # last: once it shows, the prompt is back too
 
 
 # --- /init ---------------------------------------------------------------------------------
