@@ -31,7 +31,13 @@ from aistack_tui.knowledge.extract import extract, extract_second_pass
 from aistack_tui.knowledge.skip_rules import SKIPPED_LANGUAGE, skip_reason
 from aistack_tui.knowledge.store import ParsedFile, embed_text
 from aistack_tui.knowledge.types import DefinitionRow, FileExtraction, definition_rows
-from aistack_tui.knowledge.walker import WalkEntry, never_indexed, resolved_inside, walk
+from aistack_tui.knowledge.walker import (
+    WalkEntry,
+    never_indexed,
+    relative_inside,
+    resolved_inside,
+    walk,
+)
 
 BATCH = 48
 EMBED_BATCH = 256
@@ -130,10 +136,7 @@ def _opened_inside(fd: int, root: str, path: str, real_root: str) -> str | None:
         real = os.readlink(f"/proc/self/fd/{fd}")
     except OSError:
         return resolved_inside(root, path, real_root)
-    prefix = real_root.rstrip(os.sep) + os.sep
-    if not real.startswith(prefix) or real.endswith(" (deleted)"):
-        return None
-    return real[len(prefix) :].replace(os.sep, "/")
+    return None if real.endswith(" (deleted)") else relative_inside(real_root, real)
 
 
 def _digest(data: bytes) -> str:

@@ -87,10 +87,11 @@ async def _schema_v2(db: aiosqlite.Connection) -> None:
 
 MIGRATIONS = [_schema_v1, _schema_v2]
 _CHUNK_HIGH = "chunk_id_high"
+"""The `meta` key of the highest chunk id ever handed out."""
 AUTOMERGE = 4
 """FTS5's default: how many segments of a level it merges into one (see `bulk_mode`)."""
 BULK_AUTOMERGE = 16
-"""The `meta` key of the highest chunk id ever handed out."""
+"""The same while a big build writes (see `bulk_mode`)."""
 
 
 _INSERT_SYMBOL = (

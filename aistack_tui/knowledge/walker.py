@@ -58,7 +58,12 @@ def resolved_inside(root: str, rel: str, real_root: str | None = None) -> str | 
     when it leads out of the project. `real_root` is `root` resolved already (a parse
     worker resolves it once per batch, not once per file)."""
     real_root = real_root or os.path.realpath(root)
-    real = os.path.realpath(os.path.join(real_root, rel))
+    return relative_inside(real_root, os.path.realpath(os.path.join(real_root, rel)))
+
+
+def relative_inside(real_root: str, real: str) -> str | None:
+    """`real` (a resolved path) relative to `real_root` as a POSIX path, or None when it
+    is not below it."""
     prefix = real_root.rstrip(os.sep) + os.sep
     if not real.startswith(prefix):
         return None

@@ -109,12 +109,15 @@ def kill_by_command_line(argv: Sequence[str]) -> list[int]:
     """
     wanted = b"\0".join(os.fsencode(arg) for arg in argv) + b"\0"
     killed: list[int] = []
-    for pid in proc_table():
+    pids: list[str] = []
+    with contextlib.suppress(OSError):
+        pids = [name for name in os.listdir("/proc") if name.isdigit()]
+    for pid in pids:
         with contextlib.suppress(OSError):
             if (os.stat(f"/proc/{pid}").st_uid == os.getuid()
                     and Path(f"/proc/{pid}/cmdline").read_bytes() == wanted):
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
+                os.kill(int(pid), signal.SIGKILL)
+                killed.append(int(pid))
     return killed
 
 
