@@ -56,9 +56,15 @@ def never_indexed(rel: str) -> bool:
 def resolved_inside(root: str, rel: str, real_root: str | None = None) -> str | None:
     """`root/rel` with every symlink resolved, relative to the resolved `root`, or None
     when it leads out of the project. `real_root` is `root` resolved already (a parse
-    worker resolves it once per batch, not once per file)."""
+    worker resolves it once per batch, not once per file). None too when the path
+    changes while it is resolved (Python 3.11's `realpath` raises when a symlink it has
+    just seen is swapped for a file): a path that will not hold still is not indexed."""
     real_root = real_root or os.path.realpath(root)
-    return relative_inside(real_root, os.path.realpath(os.path.join(real_root, rel)))
+    try:
+        real = os.path.realpath(os.path.join(real_root, rel))
+    except OSError:
+        return None
+    return relative_inside(real_root, real)
 
 
 def relative_inside(real_root: str, real: str) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -170,3 +171,40 @@ async def test_a_failing_read_check_hides_rather_than_shows(
 async def test_nothing_hidden_is_indexed(index: KnowledgeIndex) -> None:
     rows = await index.store.db.execute_fetchall("SELECT path FROM files ORDER BY path")
     assert [r[0] for r in rows] == ["alias.py", "private/notes.py", "src/app.py"]
+
+
+def test_a_file_swapped_with_a_link_to_a_secret_while_it_is_read_never_yields_it(
+    tmp_path: Path,
+) -> None:
+    """A command loops swapping `a.py` between a plain file and a link to `.env`. Checked
+    by name and then opened by name, the secret was read as `a.py` (158 times in 5 s
+    here) and would have gone to the model under that harmless name; checked on the file
+    as opened, never. Resolving the name mid-swap also raised out of the worker."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / ".env").write_text("API_KEY=TOPSECRET\n")
+    stop = threading.Event()
+
+    def swap() -> None:
+        while not stop.is_set():
+            (root / "plain").write_text("print('hi')\n")
+            os.replace(root / "plain", root / "a.py")
+            (root / "link").unlink(missing_ok=True)
+            (root / "link").symlink_to(".env")
+            os.replace(root / "link", root / "a.py")
+
+    swapper = threading.Thread(target=swap, daemon=True)
+    swapper.start()
+    read = leaked = 0
+    try:
+        deadline = time.monotonic() + 1.5
+        while time.monotonic() < deadline:
+            for outcome in parse_batch(str(root), [ParseJob("a.py", "python", 0, 0, "")] * 50, 0):
+                read += outcome.status == "parsed"
+                chunks = outcome.parsed.extraction.chunk_rows() if outcome.parsed else ()
+                leaked += any("TOPSECRET" in row[4] for row in chunks)
+    finally:
+        stop.set()
+        swapper.join()
+    assert read > 0, "the plain file was never read: the race was not run"
+    assert leaked == 0
