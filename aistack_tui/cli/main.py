@@ -155,12 +155,14 @@ def _start(args: argparse.Namespace) -> int:
     if not print_mode and not _wants_line_mode(args):
         from aistack_tui.cli.typeahead import typeahead_kept
 
-        with typeahead_kept():  # before any import: keys are typed from the launch on
-            return _start_run(args, print_mode, prompt)
+        with typeahead_kept() as typed:  # before any import: keys are typed from the launch on
+            return _start_run(args, print_mode, prompt, typed)
     return _start_run(args, print_mode, prompt)
 
 
-def _start_run(args: argparse.Namespace, print_mode: bool, prompt: str) -> int:
+def _start_run(args: argparse.Namespace, print_mode: bool, prompt: str,
+               typed: bytes = b"") -> int:
+    """`typed`: the keys typed before the terminal left cooked mode, for the TUI's prompt."""
     from aistack_tui.session.config import NoProviderError, make_run_config
     from aistack_tui.settings.layers import ConfigError
 
@@ -198,7 +200,7 @@ def _start_run(args: argparse.Namespace, print_mode: bool, prompt: str) -> int:
             from aistack_tui.tui.run import run_tui
 
             # The GC stays paused until the app's first frame: the app resumes it then.
-            return run_tui(config, prompt or None)
+            return run_tui(config, prompt or None, typed)
         if args.resume == "":
             return _usage("-r/--resume needs a session id in print mode")
         if args.input_format == "stream-json":

@@ -87,8 +87,10 @@ class AistackApp(App[int]):
         window: int = DEFAULT_WINDOW,
         local_servers: tuple[tuple[str, int], ...] = LOCAL_SERVERS,
         clock: Clock = time.monotonic,
+        typed: bytes = b"",
     ) -> None:
-        """`clock` times keystrokes for the dialogs' typing guard (tests drive it)."""
+        """`clock` times keystrokes for the dialogs' typing guard (tests drive it); `typed`:
+        keys read from the terminal before the app, typed into the prompt first."""
         super().__init__()
         self.config = config
         self.initial_prompt = initial_prompt
@@ -105,7 +107,7 @@ class AistackApp(App[int]):
         self.history = PromptHistory(config.home / HISTORY_FILE)
         self.main = MainScreen(self.history, window)
         self._pending_prompts: list[str] = []
-        self._typed_ahead = KeysBeforeFirstFrame()
+        self._typed_ahead = KeysBeforeFirstFrame(typed)
         self._early_mode: PermissionMode | None = None
         """A mode chosen with Shift+Tab before the session was ready: it wins at ready."""
         self.bypass_offered = bypass_on_command_line(config)

@@ -12,9 +12,10 @@ from aistack_tui.shutdown.status import EXIT_HANGUP, EXIT_TERMINATED
 from aistack_tui.tui.app import AistackApp
 
 
-def run_tui(config: RunConfig, initial_prompt: str | None) -> int:
-    """Run the TUI until the user quits; returns the process exit code."""
-    app = AistackApp(config, initial_prompt)
+def run_tui(config: RunConfig, initial_prompt: str | None, typed: bytes = b"") -> int:
+    """Run the TUI until the user quits; returns the process exit code. `typed`: the keys
+    the terminal held when the CLI took it out of cooked mode (`cli/typeahead.py`)."""
+    app = AistackApp(config, initial_prompt, typed=typed)
     mouse = os.environ.get("AISTACK_NO_MOUSE", "") in ("", "0")
     app._mouse_enabled = mouse
     with on_end_signals(lambda status: app.call_later(app.hang_up, status)):

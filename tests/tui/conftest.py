@@ -52,8 +52,9 @@ def make_app(
     def build(*turns: Turn, prompt: str | None = None, **options: Any) -> AistackApp:
         fake_llm.add(*turns)
         window = options.pop("window", None)
+        typed = options.pop("typed", b"")  # keys read from the terminal before the app
         config = make_run_config(cwd=git_repo, model=options.pop("model", MODEL), **options)
-        kwargs: dict[str, Any] = {"local_servers": (), "clock": clock}
+        kwargs: dict[str, Any] = {"local_servers": (), "clock": clock, "typed": typed}
         if window is not None:
             kwargs["window"] = window
         return AistackApp(config, prompt, **kwargs)
