@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Literal
 
 from aistack_tui.tools.base import ToolContext, ToolError
-from aistack_tui.tools.process import Captured, kill_group, kill_tree
+from aistack_tui.tools.process import Captured, kill_group, kill_tree, start_group
 
 HEAD_BYTES = 16_000
 TAIL_BYTES = 12_000
@@ -135,14 +135,18 @@ class BackgroundShells:
         out_read, out_write = os.pipe()
         life_read, life_write = os.pipe()  # both close-on-exec: no other child holds them
         try:
-            proc = await asyncio.create_subprocess_exec(
+            # Cancelled while still starting (the turn interrupted), what the shell
+            # started is killed, and closing the lifeline stops the watcher too.
+            proc = await start_group(asyncio.create_subprocess_exec(
                 *argv, stdin=life_read, stdout=out_write, stderr=out_write, cwd=cwd,
                 env=env, start_new_session=True,
-            )
-        except OSError as e:
+            ))
+        except BaseException as e:
             for fd in (out_read, life_write):
                 os.close(fd)
-            raise ToolError(f"Cannot start {argv[0]}: {e.strerror or e}") from e
+            if isinstance(e, OSError):
+                raise ToolError(f"Cannot start {argv[0]}: {e.strerror or e}") from e
+            raise
         finally:
             os.close(out_write)
             os.close(life_read)

@@ -181,3 +181,46 @@ async def test_output_is_capped_like_bash(ctx: ToolContext) -> None:
     assert "completed (exit 0)" in out
     assert "line 1\n" in out and "line 20000" in out
     assert "bytes of output omitted" in out and len(out) < 30_000
+
+
+async def test_a_shell_cancelled_while_starting_leaves_nothing_running(
+        project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The turn can be interrupted while a background shell is still starting (the child
+    runs before asyncio has connected its pipes). What the shell started must die with the
+    cancel, and its pipes must not leak: an open lifeline kept its watcher waiting until
+    aistack exited, with the shell in no `/bashes` list."""
+    from tests.sandbox.test_kill_tree import holding, kill_all, left_over
+
+    marker = f"sleep 32.{os.getpid()}7"
+    spawn = asyncio.create_subprocess_exec
+    started: list[asyncio.subprocess.Process] = []
+    release = asyncio.Event()
+
+    async def slow_spawn(*args: object, **kwargs: object) -> asyncio.subprocess.Process:
+        proc = await spawn(*args, **kwargs)  # type: ignore[arg-type]
+        started.append(proc)
+        await release.wait()  # as asyncio's own start is still connecting pipes
+        return proc
+
+    shells = BackgroundShells()
+    fds_before = set(os.listdir("/proc/self/fd"))
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", slow_spawn)
+    task = asyncio.ensure_future(shells.start(
+        f"setsid {marker} & wait", cwd=project, env=dict(os.environ), wrap=None))
+    try:
+        deadline = asyncio.get_running_loop().time() + 3
+        while not (started and any(os.getsid(p) == p for p in holding(marker.encode()))):
+            assert asyncio.get_running_loop().time() < deadline, "setsid sleep never started"
+            await asyncio.sleep(0.005)
+        task.cancel()
+        await asyncio.sleep(0.05)
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        monkeypatch.undo()
+        assert await left_over(marker.encode()) == [], "the setsid child outlived the cancel"
+        assert started[0].returncode is not None
+        assert shells.running() == []
+        assert set(os.listdir("/proc/self/fd")) <= fds_before, "a pipe end leaked"
+    finally:
+        kill_all(marker.encode())
