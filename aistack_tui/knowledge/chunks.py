@@ -142,13 +142,17 @@ _SPLITS: dict[str, tuple[str, ...]] = {}
 _SPLITS_MAX = 100_000
 
 
-def identifier_words(text: str) -> str:
+def identifier_words_py(text: str) -> str:
     """The sub-words of every camelCase identifier in `text`, for the FTS `idents` column.
 
     FTS5's tokenizer already splits snake_case at `_`, but keeps `parseRequest` as one
     token; this column lets `parse request` find it. Only identifiers with an inner
     capital need splitting, and each distinct one is split once per process (a worker
     sees the same names in chunk after chunk).
+
+    `identifier_words` is this function compiled (`_words.c`) where the install could
+    build it: on a first index it is several times faster, and this one, the reference
+    the tests hold it to, runs where no C compiler was at hand.
     """
     words: dict[str, None] = {}
     for ident in dict.fromkeys(_COMPOUND.findall(text)):
@@ -164,3 +168,9 @@ def identifier_words(text: str) -> str:
         for part in parts:
             words[part] = None
     return " ".join(words)
+
+
+try:
+    from aistack_tui.knowledge._words import identifier_words
+except ImportError:  # installed without a C compiler
+    identifier_words = identifier_words_py
