@@ -11,7 +11,6 @@ script code) become their own windows, so nothing in the file is unsearchable.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
 from aistack_tui.knowledge.types import Chunk, Definition
 
@@ -25,18 +24,17 @@ _INNER_CAPITAL = re.compile(r"[a-z0-9][A-Z]|[A-Z][A-Z][a-z]")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z0-9])|[A-Z]?[a-z0-9]+|[A-Z]+")
 
 
-@dataclass
 class _Node:
-    definition: Definition
-    children: list[_Node] = field(default_factory=list)
+    """A definition with the definitions inside it; its span is read once (the chunker
+    compares spans about a hundred times per file)."""
 
-    @property
-    def start(self) -> int:
-        return self.definition.chunk_start or self.definition.start_line
+    __slots__ = ("children", "definition", "end", "start")
 
-    @property
-    def end(self) -> int:
-        return self.definition.end_line
+    def __init__(self, definition: Definition) -> None:
+        self.definition = definition
+        self.children: list[_Node] = []
+        self.start = definition.chunk_start or definition.start_line
+        self.end = definition.end_line
 
 
 def _nest(definitions: list[Definition]) -> list[_Node]:

@@ -133,7 +133,11 @@ def _chunk_start(node: Node) -> int:
     return top.start_point.row + 1
 
 
-def _scopes(found: dict[int, tuple[Node, Node, str]]) -> dict[int, tuple[list[str], str]]:
+_Found = tuple[Node, str, str, Node]
+"""A definition's node, its name's text, its kind and its name's node."""
+
+
+def _scopes(found: dict[int, _Found]) -> dict[int, tuple[list[str], str]]:
     """Each definition's enclosing definitions (names, outermost first) and the kind of
     the nearest one.
 
@@ -144,12 +148,12 @@ def _scopes(found: dict[int, tuple[Node, Node, str]]) -> dict[int, tuple[list[st
     ordered = sorted(found.items(), key=lambda item: (item[1][0].start_byte, -item[1][0].end_byte))
     stack: list[tuple[int, int, str, str]] = []  # (start, end, name, kind)
     scopes: dict[int, tuple[list[str], str]] = {}
-    for node_id, (node, name_node, kind) in ordered:
+    for node_id, (node, name, kind, _) in ordered:
         start, end = node.start_byte, node.end_byte
         while stack and not (stack[-1][0] <= start and end <= stack[-1][1]):
             stack.pop()
         scopes[node_id] = ([entry[2] for entry in stack], stack[-1][3] if stack else "")
-        stack.append((start, end, _text(name_node).strip(), kind))
+        stack.append((start, end, name.strip(), kind))
     return scopes
 
 
@@ -163,20 +167,20 @@ def _definitions(
     """The definitions among `matches`; without `details`, with no signatures or docs
     (search needs names, kinds and lines; signatures and docs are only shown, in the
     repo map, which waits for a big build's second pass anyway)."""
-    found: dict[int, tuple[Node, Node, str]] = {}
+    found: dict[int, _Found] = {}
     for _, captures in matches:
         names = captures.get("name")
         if not names:
             continue
         for key, nodes in captures.items():
-            if key.startswith("def.") and nodes:
+            if key.startswith("def.") and nodes and nodes[0].id not in found:
                 node = nodes[0]
-                found.setdefault(node.id, (node, names[0], key[4:]))
+                found[node.id] = (node, _text(names[0]), key[4:], names[0])
     scopes = _scopes(found)
     name_line = language in ("c", "cpp")
     result: list[Definition] = []
-    for node_id, (node, name_node, kind) in found.items():
-        name = _WS.sub(" ", _text(name_node)).strip()
+    for node_id, (node, raw_name, kind, name_node) in found.items():
+        name = " ".join(raw_name.split())  # whitespace runs as one space, as `_WS`
         if not name:
             continue
         enclosing, parent_kind = scopes[node_id]
