@@ -161,6 +161,15 @@ async def test_a_sandbox_an_editor_killed_during_set_up_is_found_by_its_command_
     print(f"sandboxes that outlived the editor's kill: {survived} of 40")
 
 
+async def setsid_child_started(started: list[asyncio.subprocess.Process],
+                               marker: bytes) -> None:
+    """Wait until a start held open has run its shell, and the shell its setsid child."""
+    deadline = time.monotonic() + 3
+    while not (started and any(os.getsid(pid) == pid for pid in holding(marker))):
+        assert time.monotonic() < deadline, "setsid sleep never started"
+        await asyncio.sleep(0.005)
+
+
 async def test_a_cancel_while_the_command_is_still_starting_kills_what_it_started() -> None:
     """The child runs before asyncio has connected its pipes; a cancel in between used to
     kill the shell's pid alone (asyncio's clean-up), and its setsid child ran on. Here
@@ -180,10 +189,7 @@ async def test_a_cancel_while_the_command_is_still_starting_kills_what_it_starte
 
     task = asyncio.ensure_future(start_group(slow_start(), grace=0.5))
     try:
-        deadline = time.monotonic() + 3
-        while not (started and any(os.getsid(pid) == pid for pid in holding(marker))):
-            assert time.monotonic() < deadline, "setsid sleep never started"
-            await asyncio.sleep(0.005)
+        await setsid_child_started(started, marker)
         task.cancel()
         await asyncio.sleep(0.05)
         release.set()

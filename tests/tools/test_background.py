@@ -189,7 +189,7 @@ async def test_a_shell_cancelled_while_starting_leaves_nothing_running(
     runs before asyncio has connected its pipes). What the shell started must die with the
     cancel, and its pipes must not leak: an open lifeline kept its watcher waiting until
     aistack exited, with the shell in no `/bashes` list."""
-    from tests.sandbox.test_kill_tree import holding, kill_all, left_over
+    from tests.sandbox.test_kill_tree import kill_all, left_over, setsid_child_started
 
     marker = f"sleep 32.{os.getpid()}7"
     spawn = asyncio.create_subprocess_exec
@@ -208,10 +208,7 @@ async def test_a_shell_cancelled_while_starting_leaves_nothing_running(
     task = asyncio.ensure_future(shells.start(
         f"setsid {marker} & wait", cwd=project, env=dict(os.environ), wrap=None))
     try:
-        deadline = asyncio.get_running_loop().time() + 3
-        while not (started and any(os.getsid(p) == p for p in holding(marker.encode()))):
-            assert asyncio.get_running_loop().time() < deadline, "setsid sleep never started"
-            await asyncio.sleep(0.005)
+        await setsid_child_started(started, marker.encode())
         task.cancel()
         await asyncio.sleep(0.05)
         release.set()

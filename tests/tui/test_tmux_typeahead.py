@@ -21,25 +21,33 @@ pytestmark = [
 ]
 
 
-def test_keys_typed_before_the_first_frame_are_sent(git_repo: Path,
-                                                    aistack_home: Path) -> None:
+def _sent_after_typing(typed: str, program: str, git_repo: Path, aistack_home: Path,
+                       **extra_env: str) -> str:
+    """Start `program` (a quoted command line) in a tmux pane, type `typed` and Enter at
+    once, wait for the fake model's answer and return the messages the model was sent."""
     session = f"aistack-typeahead-{uuid.uuid4().hex[:8]}"
     with FakeLLMServer([Turn(text="Answer to the early prompt.")]) as server:
         env = {**server.env("anthropic"), "AISTACK_HOME": str(aistack_home),
                "HOME": os.environ["HOME"], "PATH": os.environ.get("PATH", ""),
-               "TERM": "xterm-256color", "LANG": "C.UTF-8"}
+               "TERM": "xterm-256color", "LANG": "C.UTF-8", **extra_env}
         command = " ".join(f"{k}='{v}'" for k, v in env.items()) + (
-            f" '{AISTACK}' --model anthropic/claude-sonnet-4-6; sleep 60")
+            f" {program} --model anthropic/claude-sonnet-4-6; sleep 60")
         _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", "-c",
               str(git_repo), "env -i bash --norc -c " + _quote(command))
         try:
             # At once: the app has not drawn anything yet, let alone opened the session.
-            _tmux("send-keys", "-t", session, "-l", "typed before the first frame")
+            _tmux("send-keys", "-t", session, "-l", typed)
             _tmux("send-keys", "-t", session, "Enter")
             wait_screen(session, lambda s: "Answer to the early prompt." in s, timeout=60)
         finally:
             _tmux("kill-session", "-t", session)
-        sent = json.dumps(server.model_requests[0].body["messages"])
+        return json.dumps(server.model_requests[0].body["messages"])
+
+
+def test_keys_typed_before_the_first_frame_are_sent(git_repo: Path,
+                                                    aistack_home: Path) -> None:
+    sent = _sent_after_typing("typed before the first frame", f"'{AISTACK}'", git_repo,
+                              aistack_home)
     assert "typed before the first frame" in sent
 
 
@@ -88,22 +96,8 @@ def test_a_line_typed_at_the_shell_is_sent_when_the_input_thread_reads_late(
     the Enter waits there as a newline (ICRNL); Textual's input thread reads it only
     after the first frame (as under load): the line is still sent, not left in the
     prompt with a new line after it."""
-    session = f"aistack-typeahead-{uuid.uuid4().hex[:8]}"
     script = tmp_path / "held_input.py"
     script.write_text(HELD_INPUT)
-    with FakeLLMServer([Turn(text="Answer to the early prompt.")]) as server:
-        env = {**server.env("anthropic"), "AISTACK_HOME": str(aistack_home),
-               "HOME": os.environ["HOME"], "PATH": os.environ.get("PATH", ""),
-               "TERM": "xterm-256color", "LANG": "C.UTF-8", "PYTHONPATH": str(ROOT)}
-        command = " ".join(f"{k}='{v}'" for k, v in env.items()) + (
-            f" '{sys.executable}' '{script}' --model anthropic/claude-sonnet-4-6; sleep 60")
-        _tmux("new-session", "-d", "-s", session, "-x", "100", "-y", "30", "-c",
-              str(git_repo), "env -i bash --norc -c " + _quote(command))
-        try:
-            _tmux("send-keys", "-t", session, "-l", "typed at the shell")
-            _tmux("send-keys", "-t", session, "Enter")
-            wait_screen(session, lambda s: "Answer to the early prompt." in s, timeout=30)
-        finally:
-            _tmux("kill-session", "-t", session)
-        sent = json.dumps(server.model_requests[0].body["messages"])
+    sent = _sent_after_typing("typed at the shell", f"'{sys.executable}' '{script}'",
+                              git_repo, aistack_home, PYTHONPATH=str(ROOT))
     assert "typed at the shell" in sent
