@@ -87,3 +87,12 @@ def test_the_install_builds_it_where_a_compiler_is_at_hand() -> None:
     if not (shutil.which("cc") or shutil.which("gcc")) or not headers.exists():
         pytest.skip("no C compiler or Python headers here: the Python function is used")
     assert importlib.util.find_spec("aistack_tui.knowledge._words") is not None
+
+
+@built
+def test_thousands_of_distinct_identifiers_in_one_text() -> None:
+    """Past the sets' first sizes: every identifier and word is still kept once."""
+    text = " ".join(f"someIdent{i}Name_{i}X parseHTTP{i}Request" for i in range(3000))
+    words = compiled.identifier_words(text)
+    assert words == identifier_words_py(text)
+    assert len(words.split()) == len(set(words.split())) > 6000
