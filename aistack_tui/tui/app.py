@@ -504,7 +504,7 @@ class AistackApp(App[int]):
         if self.screen is self.main and self.prompt.text:
             self.prompt.clear_draft()  # Up brings it back
             return
-        if self.busy or self.shell_running:
+        if self.shell_running or (self.bridge is not None and self.bridge.stoppable):
             self._last_ctrl_c = 0.0
             self.status.set_hint("")
             self.interrupt()
@@ -542,11 +542,8 @@ class AistackApp(App[int]):
         self.status.set_mode(mode)
 
     async def action_quit(self) -> None:
-        if self.bridge is not None and self.bridge.running:
-            self.bridge.interrupt()
-            if self.bridge.worker is not None:
-                self.bridge.worker.cancel()
-            await self.bridge.wait()
+        if self.bridge is not None:
+            await self.bridge.stop()
         await self.close_session()
         self.exit(0)
 

@@ -53,15 +53,25 @@ class TurnBridge:
         self.worker: Worker[None] | None = None
         self._leftover: list[str] = []
         self.events_seen = 0
+        self._turn_ended = False
 
     @property
     def running(self) -> bool:
+        """The run's worker has not finished: its turn, then the session's bookkeeping
+        after it (usage, the end-of-turn callbacks)."""
         return self.worker is not None and self.worker.state in (
             WorkerState.PENDING,
             WorkerState.RUNNING,
         )
 
+    @property
+    def stoppable(self) -> bool:
+        """A turn is under way: it has not ended yet, so Esc or Ctrl+C stops it. After
+        its end, what the worker still does is bookkeeping nobody asked to see."""
+        return self.running and not self._turn_ended
+
     def start(self, prompt: Prompt) -> Worker[None]:
+        self._turn_ended = False
         self.worker = self.host.run_worker(
             self._pump(prompt), name="agent-turn", group="agent", exclusive=True
         )
@@ -83,9 +93,11 @@ class TurnBridge:
             async with closing as stream:
                 async for event in stream:
                     self.events_seen += 1
-                    await self.renderer.handle(event)
                     if isinstance(event, ev.TurnEnded):
+                        # Before it is shown: a key read meanwhile no longer stops it.
+                        self._turn_ended = True
                         ended = event
+                    await self.renderer.handle(event)
         except asyncio.CancelledError:
             await self.renderer.end_run("interrupted")
             if self.watcher is not None:
@@ -113,8 +125,9 @@ class TurnBridge:
         self._session().steer(text)
 
     def interrupt(self) -> bool:
-        """Stop the current run; returns False when nothing was running."""
-        if not self.running:
+        """Stop the current turn; returns False when none is under way (its end already
+        came: the bookkeeping after it is neither stopped nor cut short)."""
+        if not self.stoppable:
             return False
         self._session().interrupt()
         worker = self.worker
@@ -125,6 +138,18 @@ class TurnBridge:
 
         self.host.set_timer(INTERRUPT_GRACE_S, force)
         return True
+
+    async def stop(self) -> None:
+        """Before quitting: a turn under way is stopped at once; after its end, the
+        bookkeeping that follows may finish (within the grace an interrupt gets)."""
+        if not self.running:
+            return
+        if not self.interrupt():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wait(), INTERRUPT_GRACE_S)
+        if self.worker is not None:
+            self.worker.cancel()
+        await self.wait()
 
     def take_leftover(self) -> list[str]:
         items, self._leftover = self._leftover, []

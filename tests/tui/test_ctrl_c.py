@@ -4,6 +4,8 @@ without the hint pushing the cost off an 80-column status line."""
 
 from __future__ import annotations
 
+import asyncio
+
 from aistack_tui.tui.screens.confirm import ConfirmScreen
 from aistack_tui.tui.widgets.entries import AssistantEntry, ToolEntry
 from aistack_tui.tui.widgets.prompt_input import PromptInput
@@ -90,3 +92,36 @@ async def test_quit_hint_leaves_state_mode_context_and_cost_visible_at_80_column
         assert "Ctrl+C again" in row
         assert f"${status.state.cost_usd:.4f}" in row, row
         assert "ctx " in row and "default" in row, row
+
+
+async def test_ctrl_c_after_the_answer_while_the_session_records_it_arms_quit(
+    make_app,
+) -> None:
+    """After the turn's end the session still records it (usage, the end-of-turn
+    callbacks; slow on a loaded machine). Ctrl+C then is the first of two to quit: it
+    used to "interrupt" that bookkeeping, and the status stayed at "interrupting"."""
+    app = make_app(Turn(text="Hello."))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        release = asyncio.Event()
+        record = app.session.turns._record_usage
+
+        async def slow_record() -> None:
+            await release.wait()
+            await record()
+
+        app.session.turns._record_usage = slow_record
+        status = app.query_one(StatusBar)
+        await type_and_send(pilot, "hi")
+        await wait_for(pilot, lambda: status.state.busy == "" and any(
+            isinstance(e, AssistantEntry) and e.text == "Hello." for e in entries(app)))
+        assert app.bridge.running  # the session is still recording the turn
+        await pilot.press("ctrl+c")
+        assert "Ctrl+C again" in status.state.hint
+        assert status.state.busy == ""
+        release.set()
+        await wait_for(pilot, lambda: not app.busy, timeout=5)
+        assert status.state.busy == ""
+        answer = next(e for e in entries(app) if isinstance(e, AssistantEntry))
+        assert not answer.interrupted
+        assert app.is_running
