@@ -79,6 +79,11 @@ def wait_screen(session: str, check: Callable[[str], bool], timeout: float = 20)
     raise AssertionError(f"timed out; the screen was:\n{screen}")
 
 
+def busy(screen: str) -> bool:
+    """The status line (the last row) shows the agent at work (`● thinking`...)."""
+    return "●" in screen.rstrip().splitlines()[-1]
+
+
 def wait_ready(session: str) -> str:
     """Until the session is open (slow on a loaded machine: SDK imports, the stores)."""
     return wait_screen(session, lambda s: "claude-sonnet-4-6" in s and "starting" not in s,
@@ -122,7 +127,8 @@ def test_prompt_approve_edit_and_quit_in_tmux(
         wait_screen(session, lambda s: "Allow Edit" in s and "+    return 2" in s)
         time.sleep(DIALOG_GRACE_S)  # read it: sooner, the key would go to the prompt
         _tmux("send-keys", "-t", session, "y")
-        wait_screen(session, lambda s: "Done editing the file." in s)
+        # The answer shows before the turn's end: a Ctrl+C sent then stops the turn.
+        wait_screen(session, lambda s: "Done editing the file." in s and not busy(s))
         _tmux("send-keys", "-t", session, "C-c")
         wait_screen(session, lambda s: "Ctrl+C again" in s)
         _tmux("send-keys", "-t", session, "C-c")
