@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.text import Text
 
 from aistack_tui import __version__
+from aistack_tui.agent import events as ev
 from aistack_tui.linemode.approval_prompt import LineApprover
 from aistack_tui.linemode.commands import COMMANDS
 from aistack_tui.linemode.completion import LineCompleter
@@ -244,15 +245,18 @@ class LineRepl:
         self.renderer.begin_run()
         task = asyncio.current_task()
         presses = 0
+        ended = False
 
         def on_sigint() -> None:
+            # After the turn's end the session only records it (usage, the end-of-turn
+            # callbacks): nothing to interrupt, and a second press still abandons that.
             nonlocal presses
             presses += 1
-            if presses == 1:
+            if presses == 1 and not ended:
                 self.renderer.notice("interrupting… (Ctrl+C again to abandon the run)",
                                      "warning")
                 self.session.interrupt()
-            elif task is not None:
+            elif presses > 1 and task is not None:
                 task.cancel()
 
         ticker = asyncio.create_task(self._tick())
@@ -261,6 +265,7 @@ class LineRepl:
                 events = self.session.run(prompt)
                 try:
                     async for event in events:
+                        ended = ended or isinstance(event, ev.TurnEnded)
                         self.renderer.handle(event)
                 finally:
                     # Closing the stream early (an abandoned run) lets the agent persist.

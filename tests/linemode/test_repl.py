@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import io
 import json
+import os
 import re
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -310,3 +312,32 @@ async def test_mode_bypass_asks_nothing_when_the_command_line_started_in_it(
     assert "without asking you" not in run.text  # no question
     assert "· Permission mode: plan" in run.text
     assert "· Permission mode: bypassPermissions" in run.text
+
+
+async def test_ctrl_c_while_the_session_records_an_ended_turn_interrupts_nothing(
+    run: Run, fake_llm: FakeLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After the turn's end the session records it (usage: slow on a loaded machine);
+    a Ctrl+C then used to print "interrupting…" for a turn that had already ended."""
+    from aistack_tui.session.conversation import Conversation
+
+    fake_llm.add(Turn(text="Hello there."))
+    recording, release = asyncio.Event(), asyncio.Event()
+    record = Conversation.record_usage
+
+    async def slow_record(self: Conversation) -> None:
+        recording.set()
+        await release.wait()
+        await record(self)
+
+    monkeypatch.setattr(Conversation, "record_usage", slow_record)
+    session = asyncio.ensure_future(run("hi\r" + CTRL_D))
+    await asyncio.wait_for(recording.wait(), 30)
+    # The REPL routes SIGINT to its loop while a turn runs: it cannot reach pytest.
+    assert signal.getsignal(signal.SIGINT) not in (signal.default_int_handler, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
+    await asyncio.sleep(0.2)
+    release.set()
+    assert await session == 0
+    assert "Hello there." in run.text
+    assert "interrupting" not in run.text
