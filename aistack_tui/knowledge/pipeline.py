@@ -20,6 +20,7 @@ import hashlib
 import multiprocessing
 import os
 import stat
+import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -216,9 +217,34 @@ def _warm(_: int) -> None:
     """Nothing: submitted once per worker so the pool's processes exist."""
 
 
+def _tracker_started() -> None:
+    """Start multiprocessing's resource tracker with a real stderr.
+
+    The tracker's process is started with the fd of `sys.stderr`, at the first pool.
+    Under the TUI that is Textual's print capture, whose `fileno()` is -1, and starting
+    the tracker raised `ValueError: bad value(s) in fds_to_keep`: no pool ever started
+    there, and a big project got no code index at all. So when `sys.stderr` has no file
+    descriptor, the tracker is started with the process's own stderr (for the moment
+    the tracker takes to start; nothing else writes to stderr under the TUI)."""
+    from multiprocessing import resource_tracker
+
+    try:
+        usable = sys.stderr.fileno() >= 0
+    except (AttributeError, OSError, ValueError):
+        usable = True  # the tracker leaves out a stderr without a descriptor by itself
+    if usable or sys.__stderr__ is None:
+        return
+    captured, sys.stderr = sys.stderr, sys.__stderr__
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.stderr = captured
+
+
 def _new_pool(workers: int) -> Executor:
     # forkserver: the event loop's threads (aiosqlite, the TUI) make plain fork unsafe.
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    _tracker_started()
     pool = ProcessPoolExecutor(
         workers, mp_context=multiprocessing.get_context(method), initializer=lower_priority
     )
@@ -236,7 +262,7 @@ async def _pool(workers: int) -> Executor | None:
     except asyncio.CancelledError:
         task.add_done_callback(_shut_down_late)  # the thread finishes starting it
         raise
-    except (BrokenProcessPool, OSError):
+    except (BrokenProcessPool, OSError, ValueError):
         return None
 
 

@@ -8,9 +8,11 @@ it, the sentence stays in the prompt (issue 22 item 1).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import time
@@ -286,3 +288,38 @@ def test_ctrl_g_hands_the_terminal_to_the_editor_and_the_title_tells_the_state(
 
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
+
+
+def test_a_big_project_gets_its_code_index_under_the_tui(
+    git_repo: Path, aistack_home: Path, fake_server_process: int
+) -> None:
+    """A first build big enough for the worker pool runs under Textual, whose print
+    capture stands in for `sys.stderr` with no file descriptor. Starting the pool there
+    failed (multiprocessing's resource tracker is handed stderr's descriptor), and a big
+    project got no code index at all in the TUI."""
+    from aistack_tui.knowledge.pipeline import POOL_THRESHOLD
+
+    files = POOL_THRESHOLD + 40
+    package = git_repo / "pkg"
+    package.mkdir()
+    for i in range(files):
+        (package / f"mod_{i}.py").write_text(f"def handler_{i}(request):\n    return {i}\n")
+    exit_file = git_repo.parent / "exit-code"
+    session = start_aistack(git_repo, aistack_home, fake_server_process, exit_file)
+    indexed = 0
+    try:
+        wait_ready(session)
+        deadline = time.monotonic() + 60
+        while indexed < files and time.monotonic() < deadline:
+            time.sleep(0.2)
+            for db in (aistack_home / "projects").glob("*/index.db"):
+                # (An OperationalError: the tables are not created yet.)
+                with contextlib.closing(sqlite3.connect(db, timeout=5)) as conn, \
+                        contextlib.suppress(sqlite3.OperationalError):
+                    indexed = conn.execute(
+                        "SELECT count(*) FROM files WHERE path LIKE 'pkg/%'").fetchone()[0]
+    finally:
+        _tmux("kill-session", "-t", session)
+    crashes = [log.read_text() for log in (aistack_home / "logs").glob("*.log")]
+    assert not any("index refresh failed" in text for text in crashes), crashes
+    assert indexed == files
