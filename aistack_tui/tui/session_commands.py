@@ -151,7 +151,10 @@ async def _context(app: CommandHost, args: str) -> None:
     lines.append(f"Memory: {'on' if report.memory_on else 'off'}")
     status = report.code_index
     if status is not None:
-        state = " (refreshing)" if status.get("refreshing") else ""
+        # The phase of a build in progress; the watcher's quiet polls have none (the
+        # background task itself never ends while it watches).
+        phase = status.get("phase")
+        state = f" (indexing: {phase})" if phase else ""
         lines.append(f"Code index: {status.get('files', 0)} files, {status.get('symbols', 0)} "
                      f"symbols, {status.get('chunks', 0)} chunks{state}")
     else:

@@ -84,6 +84,9 @@ async def test_context_shows_injected_memory_and_sizes(make_app) -> None:
         assert "Injected before the last turn" in shown
         assert "Memory: ~" in shown and "staging-eu" in shown
         assert "Code knowledge:" in shown
+        # The watcher keeps its task alive: that is not a build in progress.
+        assert "Code index: " in shown and "refreshing" not in shown
+        assert "indexing" not in shown.split("Code index: ")[1], shown
 
 
 async def test_skills_lists_the_catalogue_and_problems(make_app, git_repo: Path) -> None:
