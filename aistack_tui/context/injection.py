@@ -122,4 +122,25 @@ def names_anything(block: str, query: str, mentioned: list[str]) -> bool:
         token = match.group(0)
         words.add(token.lower())
         words.update(split_identifier(token))
-    return any(term in words for term in terms)
+    if any(term in words for term in terms):
+        return True
+    # The search behind the block stems words ("requests" finds `handle_request`): so
+    # does this check, or a question asked in the plural would get no code at all.
+    stems = {_stem(word) for word in words}
+    return any(_stem(term) in stems for term in terms)
+
+
+_SUFFIXES = ("ing", "ers", "er", "ed", "es", "s")
+
+
+def _stem(word: str) -> str:
+    """`word` without one common English ending and a final `e` (`handle`, `handled`,
+    `handler` and `handling` all give `handl`); kept whole when too short for one, or
+    when it ends in `ss` (`class`, `process`)."""
+    if word.endswith("ss"):
+        return word
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) >= 4 else word

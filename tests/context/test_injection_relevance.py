@@ -37,6 +37,9 @@ def add_numbers(a, b):
         ("rename addNumbers", True),  # sub-words of the identifier
         ("fix the numbers", True),
         ("look at calc.py", True),
+        ("who calls the adding code?", True),  # an inflection: `add`
+        ("where are totals of numbers added?", True),
+        ("thanks, that helped", False),
     ],
 )
 def test_block_is_relevant_only_when_the_message_names_something_in_it(
@@ -65,3 +68,12 @@ def test_one_file_repository_is_not_quoted_to_a_greeting(git_repo: Path,
     assert "calc.py" not in greeting
     assert "<context>" in question
     assert "def add(a, b)" in question
+
+
+def test_a_question_in_other_inflections_than_the_code_still_gets_it() -> None:
+    """The search behind the block stems ("requests" finds `handle_request`); the check
+    did not, so the block was dropped for exactly the questions it answered."""
+    block = "# Code knowledge\n\nserver.py:3-4 (handle_request)\ndef handle_request(req):\n"
+    assert names_anything(block, "how are requests handled?", [])
+    assert names_anything(block, "where is the handling of a request?", [])
+    assert not names_anything(block, "say hello", [])
