@@ -34,14 +34,14 @@ def proc_stat(pid: int) -> ProcStat | None:
         return None
 
 
+def pids() -> list[int]:
+    """The pid of every process this namespace shows (none without `/proc`)."""
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:
+        return []
+
+
 def proc_table() -> dict[int, ProcStat]:
     """Every process this namespace shows, by pid."""
-    out: dict[int, ProcStat] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return out
-    for name in names:
-        if name.isdigit() and (st := proc_stat(int(name))) is not None:
-            out[int(name)] = st
-    return out
+    return {pid: st for pid in pids() if (st := proc_stat(pid)) is not None}

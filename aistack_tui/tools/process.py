@@ -20,7 +20,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from aistack_tui.shutdown.proc_table import proc_stat, proc_table
+from aistack_tui.shutdown.proc_table import pids, proc_stat, proc_table
 from aistack_tui.tools.base import ToolError
 
 KILL_GRACE_SECONDS = 2.0
@@ -109,15 +109,12 @@ def kill_by_command_line(argv: Sequence[str]) -> list[int]:
     """
     wanted = b"\0".join(os.fsencode(arg) for arg in argv) + b"\0"
     killed: list[int] = []
-    pids: list[str] = []
-    with contextlib.suppress(OSError):
-        pids = [name for name in os.listdir("/proc") if name.isdigit()]
-    for pid in pids:
+    for pid in pids():
         with contextlib.suppress(OSError):
             if (os.stat(f"/proc/{pid}").st_uid == os.getuid()
                     and Path(f"/proc/{pid}/cmdline").read_bytes() == wanted):
-                os.kill(int(pid), signal.SIGKILL)
-                killed.append(int(pid))
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
     return killed
 
 
