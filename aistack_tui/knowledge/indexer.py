@@ -167,6 +167,8 @@ class KnowledgeIndex:
                 stats.searchable_seconds = time.perf_counter() - started
             try:
                 await self._fill_references(stats, started, phase, pool)
+                if not self._closed and await self.store.merge_owed():
+                    await self.store.merge_segments(closed=lambda: self._closed)
                 if pool is not None:
                     pool.shutdown(wait=False, cancel_futures=True)
                     pool = None

@@ -90,8 +90,13 @@ _CHUNK_HIGH = "chunk_id_high"
 """The `meta` key of the highest chunk id ever handed out."""
 AUTOMERGE = 4
 """FTS5's default: how many segments of a level it merges into one (see `bulk_mode`)."""
-BULK_AUTOMERGE = 16
-"""The same while a big build writes (see `bulk_mode`)."""
+CRISIS_MERGE = 16
+"""FTS5's default: a level holding this many segments is merged at once, whatever
+`automerge` says (see `bulk_mode`)."""
+NO_CRISIS_MERGE = 1999
+"""The largest `crisismerge` FTS5 accepts (it keeps at most 2,000 segments)."""
+MERGE_STEP_PAGES = 256
+"""Pages one step of `merge_segments` writes (about 1 MB: a few ms under the write lock)."""
 
 
 _INSERT_SYMBOL = (
@@ -235,11 +240,15 @@ class IndexStore:
         (it is a cache of the tree). A larger page cache keeps the FTS and index b-trees
         in memory meanwhile.
 
-        FTS5 merges a level's segments once it holds `automerge` of them (4 by default):
-        a build commits one segment per write group, and merging them four at a time
-        rewrote the same postings level after level (a sixth of a build's write CPU).
-        Sixteen at a time merges each posting fewer times; the setting goes back to 4
-        afterwards, so later edits keep the segment count, and searches, small.
+        FTS5 merges a level's segments once it holds `automerge` of them (4 by default),
+        and at once when it holds `crisismerge` (16). A build commits one segment per
+        write group, and merging them meanwhile rewrote the same postings level after
+        level: a quarter of the full-text index's CPU during a build, spent before the
+        index was searchable, for searches that took the same time over 41 segments as
+        over one. So a big build writes with no merging at all, and `merge_segments`
+        merges afterwards, in the background. `automerge` comes back as the build's
+        writes end (later edits merge a little at each write, never the whole level);
+        `crisismerge` stays off until `merge_segments` is done.
         """
         # Under the write lock: `synchronous` cannot change inside another task's transaction.
         async with write_lock(self.db):
@@ -251,12 +260,42 @@ class IndexStore:
                 await self.db.execute("PRAGMA cache_size=-2000")
 
         async def work() -> None:
-            await self.db.execute(
-                "INSERT INTO chunks_fts(chunks_fts, rank) VALUES ('automerge', ?)",
-                (BULK_AUTOMERGE if enabled else AUTOMERGE,),
-            )
+            await self._fts_setting("automerge", 0 if enabled else AUTOMERGE)
+            if enabled:
+                await self._fts_setting("crisismerge", NO_CRISIS_MERGE)
 
         await self._transaction(work)
+
+    async def _fts_setting(self, name: str, value: int) -> None:
+        await self.db.execute(
+            "INSERT INTO chunks_fts(chunks_fts, rank) VALUES (?, ?)", (name, value)
+        )
+
+    async def merge_owed(self) -> bool:
+        """Whether a big build's segments still wait for `merge_segments` (its flag, the
+        raised `crisismerge`, is stored: a session that ended first leaves it to the
+        next)."""
+        rows = await self.db.execute_fetchall(
+            "SELECT v FROM chunks_fts_config WHERE k = 'crisismerge'"
+        )
+        return any(int(row[0]) == NO_CRISIS_MERGE for row in rows)
+
+    async def merge_segments(self, closed: Callable[[], bool]) -> bool:
+        """Merge the full-text segments a big build left (see `bulk_mode`), a few pages
+        per transaction, so an edit's write waits at most one step; then restore
+        `crisismerge`. Returns whether it finished (it stops early once `closed()`)."""
+
+        async def step() -> int:
+            before = await self._scalar("SELECT total_changes()")
+            await self._fts_setting("merge", MERGE_STEP_PAGES)
+            return await self._scalar("SELECT total_changes()") - before
+
+        # FTS5's rule: a step that changes fewer than two rows found nothing to merge.
+        while await self._transaction(step) >= 2:
+            if closed():
+                return False
+        await self._transaction(lambda: self._fts_setting("crisismerge", CRISIS_MERGE))
+        return True
 
     async def file_states(self, paths: Sequence[str] | None = None) -> dict[str, FileState]:
         """Stored stat data and hashes: of every file, or only of `paths`."""

@@ -16,7 +16,8 @@ from aistack_tui.knowledge.indexer import INDEX_FILENAME
 from aistack_tui.knowledge.pipeline import POOL_THRESHOLD
 from aistack_tui.knowledge.store import (
     AUTOMERGE,
-    BULK_AUTOMERGE,
+    CRISIS_MERGE,
+    NO_CRISIS_MERGE,
     FileState,
     IndexStore,
     ParsedFile,
@@ -214,31 +215,91 @@ async def test_a_big_build_without_references_still_ranks_its_map(
         await index.close()
 
 
-async def _automerge(index: KnowledgeIndex) -> int | None:
+async def _fts_settings(index: KnowledgeIndex) -> tuple[int, int]:
+    """FTS5's `automerge` and `crisismerge` as stored (its defaults when never set)."""
     rows = await index.store.db.execute_fetchall(
-        "SELECT v FROM chunks_fts_config WHERE k = 'automerge'"
+        "SELECT k, v FROM chunks_fts_config WHERE k IN ('automerge', 'crisismerge')"
     )
-    return next((int(row[0]) for row in rows), None)
+    stored = {str(k): int(v) for k, v in rows}
+    return stored.get("automerge", AUTOMERGE), stored.get("crisismerge", CRISIS_MERGE)
 
 
-async def test_a_big_build_merges_full_text_segments_sixteen_at_a_time_then_four(
+async def _segments(index: KnowledgeIndex) -> int:
+    """How many b-tree segments the full-text index is made of now."""
+    rows = await index.store.db.execute_fetchall("SELECT COUNT(DISTINCT segid) FROM chunks_fts_idx")
+    return int(next(iter(rows))[0])
+
+
+async def test_a_big_build_writes_segments_unmerged_and_merges_them_afterwards(
     tmp_path: Path, aistack_home: Path
 ) -> None:
-    """The build's many FTS5 segments are merged in bigger steps (less rewriting of the
-    same postings); afterwards the default comes back, so edits keep the segment count
-    small."""
+    """During a big build nothing is merged: each write group stays one segment (merging
+    them then cost a quarter of the full-text CPU before the index was searchable).
+    `merge_segments` merges them afterwards, and restores the settings that keep later
+    edits merging as they go."""
+    root = tmp_path / "big"
+    _generate(root, 120)
+    index = await KnowledgeIndex.open(aistack_home, root)
+    try:
+        store = index.store
+        await store.bulk_mode(True)
+        assert await _fts_settings(index) == (0, NO_CRISIS_MERGE)
+        states: dict[str, FileState] = {}
+        groups = 24  # more than `crisismerge`'s default: FTS5 would have merged them
+        assert groups > CRISIS_MERGE
+        for g in range(groups):
+            parsed = []
+            for i in range(g * 5, g * 5 + 5):
+                rel = f"pkg{i // 100:02d}/mod{i:04d}.py"
+                source = (root / rel).read_bytes()
+                parsed.append(ParsedFile(rel, len(source), 1, f"h{i}", extract(source, "python")))
+            await store.write(parsed, states)
+        assert await _segments(index) == groups
+        await store.bulk_mode(False)
+        assert await _fts_settings(index) == (AUTOMERGE, NO_CRISIS_MERGE)
+        assert await store.merge_owed()
+        assert await store.merge_segments(closed=lambda: False)
+        assert await _segments(index) < AUTOMERGE
+        assert await _fts_settings(index) == (AUTOMERGE, CRISIS_MERGE)
+        assert not await store.merge_owed()
+        hits = await index.search("func_7", limit=1)
+        assert hits and hits[0].path.endswith("mod0007.py")
+        assert (await index.search("helper_119", limit=1))[0].path.endswith("mod0119.py")
+    finally:
+        await index.close()
+
+
+async def test_a_big_build_leaves_the_full_text_index_merged(
+    tmp_path: Path, aistack_home: Path
+) -> None:
+    """A whole big build, as a user's first index: by the end of its refresh the write
+    groups' segments are merged and FTS5's own merge settings are back."""
     root = tmp_path / "big"
     _generate(root, FILES)
     index = await KnowledgeIndex.open(aistack_home, root)
-    seen: list[int | None] = []
     try:
-        await index.store.bulk_mode(True)
-        seen.append(await _automerge(index))
-        await index.store.bulk_mode(False)
-        seen.append(await _automerge(index))
         await index.refresh()
-        seen.append(await _automerge(index))
+        assert await _fts_settings(index) == (AUTOMERGE, CRISIS_MERGE)
+        assert await _segments(index) < AUTOMERGE
         assert (await index.search("func_237", limit=1))[0].path.endswith("mod0237.py")
     finally:
         await index.close()
-    assert seen == [BULK_AUTOMERGE, AUTOMERGE, AUTOMERGE] and BULK_AUTOMERGE > AUTOMERGE
+
+
+async def test_a_merge_left_by_a_closed_session_is_done_by_the_next_refresh(
+    tmp_path: Path, aistack_home: Path
+) -> None:
+    root = tmp_path / "big"
+    _generate(root, 40)
+    index = await KnowledgeIndex.open(aistack_home, root)
+    try:
+        await index.refresh()
+        await index.store.bulk_mode(True)
+        await index.store.bulk_mode(False)
+        assert await index.store.merge_owed()
+        (root / "pkg00/mod0003.py").write_text("def renamed_func(x):\n    return x\n")
+        await index.refresh()
+        assert not await index.store.merge_owed()
+        assert (await index.search("renamed_func", limit=1))[0].path.endswith("mod0003.py")
+    finally:
+        await index.close()
