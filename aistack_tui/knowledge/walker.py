@@ -23,7 +23,7 @@ from pathlib import Path
 import pathspec
 
 from aistack_tui.knowledge.languages import language_for
-from aistack_tui.permissions.paths import is_secret
+from aistack_tui.permissions.paths import secret_parts
 
 MAX_FILE_BYTES = 1_000_000
 IGNORE_FILES = (".gitignore", ".aistackignore")
@@ -47,10 +47,10 @@ def never_indexed(rel: str) -> bool:
     Checked by the walker and again when the index answers, so an index built before
     this rule existed cannot hand such a file to the model either.
     """
-    parts = rel.split("/")
-    if parts[-1] in AGENT_CONFIG_FILES or any(p in AGENT_CONFIG_DIRS for p in parts[:-1]):
+    parts = [part for part in rel.split("/") if part not in ("", ".")]  # as `Path(rel).parts`
+    if parts[-1:] and parts[-1] in AGENT_CONFIG_FILES:
         return True
-    return is_secret(Path(rel))
+    return any(p in AGENT_CONFIG_DIRS for p in parts[:-1]) or secret_parts(parts)
 
 
 def resolved_inside(root: str, rel: str, real_root: str | None = None) -> str | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pathspec
@@ -192,7 +192,12 @@ def within_any(path: Path, roots: Iterable[Path]) -> bool:
 
 def is_secret(path: Path) -> bool:
     """Whether `path` looks like a credentials file (matched on its trailing components)."""
-    parts = path.parts[1:] if path.is_absolute() else path.parts
+    return secret_parts(path.parts[1:] if path.is_absolute() else path.parts)
+
+
+def secret_parts(parts: Sequence[str]) -> bool:
+    """`is_secret` for a path already split into its components: the index checks every
+    file of a tree, and building a `Path` for each cost more than the match itself."""
     # Match the last one to three components, so `.aws/credentials` and `.ssh/id_rsa` are
     # found wherever they live.
     return any(_SECRET_RE.match("/".join(parts[-k:])) for k in range(1, min(3, len(parts)) + 1))
