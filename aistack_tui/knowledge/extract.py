@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from tree_sitter import Node, QueryCursor
 
@@ -133,11 +133,14 @@ def _chunk_start(node: Node) -> int:
     return top.start_point.row + 1
 
 
-_Found = tuple[Node, str, str, Node]
-"""A definition's node, its name's text, its kind and its name's node."""
+_Found = tuple[Node, str, str, Node, tuple[int, int]]
+"""A definition's node, its name's text, its kind, its name's node, and the node's
+(start byte, -end byte): read from the tree once (each read is a call into tree-sitter),
+in the order `_scopes` sorts by."""
+_SPAN = itemgetter(4)
 
 
-def _scopes(found: dict[int, _Found]) -> dict[int, tuple[list[str], str]]:
+def _scopes(found: dict[int, _Found]) -> dict[int, tuple[tuple[str, ...], str]]:
     """Each definition's enclosing definitions (names, outermost first) and the kind of
     the nearest one.
 
@@ -145,15 +148,19 @@ def _scopes(found: dict[int, _Found]) -> dict[int, tuple[list[str], str]]:
     start (longest first) with a stack finds the enclosing ones, without walking every
     node's parent chain up to the root.
     """
-    ordered = sorted(found.items(), key=lambda item: (item[1][0].start_byte, -item[1][0].end_byte))
-    stack: list[tuple[int, int, str, str]] = []  # (start, end, name, kind)
-    scopes: dict[int, tuple[list[str], str]] = {}
-    for node_id, (node, name, kind, _) in ordered:
-        start, end = node.start_byte, node.end_byte
-        while stack and not (stack[-1][0] <= start and end <= stack[-1][1]):
+    # (start, -end, the names down to this one, kind)
+    stack: list[tuple[int, int, tuple[str, ...], str]] = []
+    scopes: dict[int, tuple[tuple[str, ...], str]] = {}
+    for node, name, kind, _, (start, negative_end) in sorted(found.values(), key=_SPAN):
+        while stack and not (stack[-1][0] <= start and negative_end >= stack[-1][1]):
             stack.pop()
-        scopes[node_id] = ([entry[2] for entry in stack], stack[-1][3] if stack else "")
-        stack.append((start, end, name.strip(), kind))
+        if stack:
+            outer = stack[-1]
+            scopes[node.id] = (outer[2], outer[3])
+            stack.append((start, negative_end, (*outer[2], name.strip()), kind))
+        else:
+            scopes[node.id] = ((), "")
+            stack.append((start, negative_end, (name.strip(),), kind))
     return scopes
 
 
@@ -173,39 +180,50 @@ def _definitions(
         if not names:
             continue
         for key, nodes in captures.items():
-            if key.startswith("def.") and nodes and nodes[0].id not in found:
+            if key.startswith("def.") and nodes:
                 node = nodes[0]
-                found[node.id] = (node, _text(names[0]), key[4:], names[0])
+                node_id = node.id
+                if node_id not in found:
+                    name_node = names[0]
+                    span = (node.start_byte, -node.end_byte)
+                    found[node_id] = (node, _text(name_node), key[4:], name_node, span)
     scopes = _scopes(found)
     name_line = language in ("c", "cpp")
     result: list[Definition] = []
-    for node_id, (node, raw_name, kind, name_node) in found.items():
+    for node_id, (node, raw_name, kind, name_node, _) in found.items():
         name = " ".join(raw_name.split())  # whitespace runs as one space, as `_WS`
         if not name:
             continue
-        enclosing, parent_kind = scopes[node_id]
-        scope = list(enclosing)
+        scope, parent_kind = scopes[node_id]
         if kind == "function" and parent_kind in _CONTAINER_KINDS:
             kind = "method"
         if kind == "method" and not scope:
             receiver = _receiver_type(node)
             if receiver:
-                scope.append(receiver)
-        qualname = ".".join([*scope, name]) if kind != "heading" else " > ".join([*scope, name])
+                scope = (receiver,)
+        qualname = ".".join((*scope, name)) if kind != "heading" else " > ".join((*scope, name))
+        start_row = node.start_point.row
+        end_row, end_col = node.end_point
         result.append(
             Definition(
-                name=name,
-                qualname=qualname,
-                kind=kind,
-                start_line=(name_node if name_line else node).start_point.row + 1,
-                end_line=_end_line(node),
-                signature=_signature(node, source, kind) if details else "",
-                doc=_docstring(node, language) if details and kind != "heading" else "",
-                chunk_start=_chunk_start(node),
+                name,
+                qualname,
+                kind,
+                (name_node.start_point.row if name_line else start_row) + 1,
+                # A node ending at column 0 really ended on the line before (`_end_line`).
+                end_row if end_col == 0 and end_row > start_row else end_row + 1,
+                _signature(node, source, kind) if details else "",
+                _docstring(node, language) if details and kind != "heading" else "",
+                _chunk_start(node),
             )
         )
-    result.sort(key=lambda d: (d.chunk_start, -d.end_line))
+    result.sort(key=_chunk_order)
     return result
+
+
+def _chunk_order(definition: Definition) -> tuple[int, int]:
+    """Outer definitions before the ones they contain (`chunks.build_chunks` nests them)."""
+    return definition.chunk_start, -definition.end_line
 
 
 def extract(source: bytes, language: str, *, references: bool = True) -> FileExtraction:
