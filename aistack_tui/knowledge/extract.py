@@ -251,7 +251,7 @@ def extract(source: bytes, language: str, *, references: bool = True) -> FileExt
     query = loaded.query if references else loaded.definitions
     matches = QueryCursor(query).matches(tree.root_node)
     definitions = _definitions(matches, source, language, details=references)
-    owes_references = loaded.references is not None
+    owes_references = loaded.has_references
     return FileExtraction(
         language=language,
         definitions=tuple(definitions),

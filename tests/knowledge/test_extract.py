@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from aistack_tui.knowledge.extract import extract
-from aistack_tui.knowledge.languages import grammar, language_for, supported_languages
+from aistack_tui.knowledge.languages import (
+    Grammar,
+    grammar,
+    language_for,
+    query_patterns,
+    split_patterns,
+    supported_languages,
+)
 
 POLYGLOT = Path(__file__).parent / "fixtures" / "polyglot"
 
@@ -139,7 +146,48 @@ def test_large_class_is_split_into_its_methods() -> None:
 
 def test_every_grammar_and_query_loads() -> None:
     for name in supported_languages():
-        assert grammar(name) is not None, name
+        loaded = grammar(name)
+        assert loaded is not None, name
+        assert loaded.query.pattern_count > 0 and loaded.definitions.pattern_count > 0
+
+
+def _code(pattern: bytes) -> str:
+    """A pattern's text without the comments and blank lines tree-sitter counts in it."""
+    lines = pattern.decode().splitlines()
+    return "\n".join(line for line in lines if line.strip() and not line.lstrip().startswith(";"))
+
+
+def test_query_files_are_split_into_patterns_as_tree_sitter_reads_them() -> None:
+    """The definitions query is cut from the query file's text without compiling the
+    whole file (a first pass needs no other): the cut must match tree-sitter's own
+    reading of every shipped query, pattern for pattern."""
+    for name in supported_languages():
+        loaded = grammar(name)
+        assert loaded is not None
+        source, query = loaded.source.encode(), loaded.query
+        theirs = [
+            _code(source[query.start_byte_for_pattern(i) : query.end_byte_for_pattern(i)])
+            for i in range(query.pattern_count)
+        ]
+        assert [_code(p.encode()) for p in query_patterns(loaded.source)] == theirs, name
+        definitions, references = split_patterns(loaded.source)
+        assert "@ref" not in definitions and ("@ref" in references) == loaded.has_references
+
+
+def test_a_query_pattern_must_start_a_line_and_indent_its_continuation() -> None:
+    assert query_patterns("; c\n(a (b) @x)\n\n[(c) (d)] @y\n(e\n  f: (g)) @z\n") == [
+        "(a (b) @x)", "[(c) (d)] @y", "(e\n  f: (g)) @z"
+    ]
+    with pytest.raises(ValueError, match="outside any pattern"):
+        query_patterns("(a)\nb: (c)\n")
+    with pytest.raises(ValueError, match="captures a definition and a reference"):
+        split_patterns("(call (identifier) @ref) @def.function\n")
+
+
+def test_a_first_pass_compiles_only_the_definitions_query() -> None:
+    fresh = Grammar("python", grammar("python").language, grammar("python").source)  # type: ignore[union-attr]
+    extract_definitions_only = fresh.definitions
+    assert fresh._query is None and extract_definitions_only.pattern_count == 2
 
 
 def test_unknown_and_plain_text_files_become_line_windows() -> None:
