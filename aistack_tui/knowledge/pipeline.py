@@ -111,18 +111,32 @@ def _read_inside(root: str, path: str, real_root: str) -> bytes | None:
         fd = os.open(os.path.join(root, path), os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC)
     except OSError:
         return None
-    with os.fdopen(fd, "rb") as f:
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            target = _opened_inside(fd, root, path, real_root)
-            if target is None or never_indexed(target) or (
-                    target != path and never_indexed(path)):
-                return None
-            data = f.read()
-        except OSError:
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
             return None
+        target = _opened_inside(fd, root, path, real_root)
+        if target is None or never_indexed(target) or (
+                target != path and never_indexed(path)):
+            return None
+        data = _read_all(fd, status.st_size)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
     return None if b"\x00" in data[:_BINARY_SNIFF] else data
+
+
+def _read_all(fd: int, size: int) -> bytes:
+    """The rest of a regular file: usually one read of the size `fstat` gave (a buffered
+    file object around it cost more than the read itself, over a tree's files)."""
+    data = os.read(fd, size + 1)
+    if len(data) <= size:  # a short read of a regular file is its end
+        return data
+    parts = [data]
+    while part := os.read(fd, max(size, 1 << 16)):  # it grew meanwhile
+        parts.append(part)
+    return b"".join(parts)
 
 
 def _opened_inside(fd: int, root: str, path: str, real_root: str) -> str | None:

@@ -208,3 +208,20 @@ def test_a_file_swapped_with_a_link_to_a_secret_while_it_is_read_never_yields_it
         swapper.join()
     assert read > 0, "the plain file was never read: the race was not run"
     assert leaked == 0
+
+
+def test_a_file_is_read_whole_when_it_grew_after_its_size_was_read(tmp_path: Path) -> None:
+    """The read asks for the size `fstat` gave; a file longer by then is still read to
+    its end, and an empty one reads as empty."""
+    from aistack_tui.knowledge.pipeline import _read_all
+
+    grown = tmp_path / "grown.py"
+    grown.write_bytes(b"x = 1\n" * 50_000)
+    empty = tmp_path / "empty.py"
+    empty.write_bytes(b"")
+    for path, stale_size in ((grown, 10), (grown, 0), (empty, 0)):
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            assert _read_all(fd, stale_size) == path.read_bytes()
+        finally:
+            os.close(fd)
