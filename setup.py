@@ -8,6 +8,7 @@ setup(
         Extension(
             "aistack_tui.knowledge._words",
             ["aistack_tui/knowledge/_words.c"],
+            depends=["aistack_tui/knowledge/_words.h"],
             optional=True,
         )
     ]
