@@ -8,8 +8,8 @@
  *
  * No Python object is made per identifier or per word: identifiers and words are
  * de-duplicated as spans of two byte buffers (identifiers are ASCII, as `\w` is here, so
- * a name is the same bytes in any text, whatever its kind, and one scan can go over
- * several texts: _words.h).
+ * a name is the same bytes in any text, whatever its kind). The chunker (_chunks.c) runs
+ * one scan over a chunk's symbol and then its text, reusing the buffers chunk after chunk.
  */
 #include "_words.h"
 #include <stdint.h>
@@ -303,11 +303,17 @@ static PyObject *identifier_words(PyObject *module, PyObject *text) {
 static PyMethodDef methods[] = {
     {"identifier_words", identifier_words, METH_O,
      "The sub-words of every camelCase identifier in a text, space-separated."},
+    {"configure", (PyCFunction)(void (*)(void))chunks_configure, METH_FASTCALL,
+     "configure(chunk_type, max_chunk_lines, window_lines, max_chunk_chars): chunks.py's "
+     "Chunk and limits, given once at import."},
+    {"build_chunks", (PyCFunction)(void (*)(void))chunks_build, METH_FASTCALL,
+     "build_chunks(lines, definitions, language): chunks.build_chunks_py in C."},
+    {"window_chunks", chunks_window, METH_O, "window_chunks(lines): chunks.window_chunks_py in C."},
     {NULL, NULL, 0, NULL},
 };
 
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_words", "identifier_words in C (see chunks.py).",
+    PyModuleDef_HEAD_INIT, "_words", "identifier_words and the chunker in C (see chunks.py).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 

@@ -1,6 +1,6 @@
-/* The identifier-word scan of _words.c as C functions, for C code in the same extension
- * module: it can scan several texts as one (a chunk's symbol and its text) with no Python
- * call and no concatenated string. */
+/* What _chunks.c uses of _words.c: one extension module (`_words`) built from both files,
+ * so the chunker calls the identifier-word scan directly, with no Python call and no
+ * concatenated "symbol\ntext" string per chunk. */
 #ifndef AISTACK_WORDS_H
 #define AISTACK_WORDS_H
 
@@ -45,5 +45,10 @@ int word_scan_text(WordScan *scan, PyObject *text);
 /* The words so far, space-separated, as a new str; NULL with an error set. */
 PyObject *word_scan_result(const WordScan *scan);
 void word_scan_free(WordScan *scan);
+
+/* _chunks.c's functions, in the module's method table (_words.c). */
+PyObject *chunks_configure(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *chunks_build(PyObject *module, PyObject *const *args, Py_ssize_t nargs);
+PyObject *chunks_window(PyObject *module, PyObject *lines);
 
 #endif
