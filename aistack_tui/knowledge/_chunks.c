@@ -26,8 +26,8 @@ static const char *const slot_names[6] = {"start_line", "end_line", "symbol",
 
 /* The state of one call: the file's lines and the chunks made so far. */
 typedef struct {
-    PyObject *lines;        /* a list of str */
-    Py_ssize_t line_count;  /* its length when the call began */
+    PyObject *lines;        /* a copy of the list of lines, all str: no one else can change it */
+    Py_ssize_t line_count;
     PyObject *chunks;       /* the result: a list of Chunk */
     WordScan words;         /* reused chunk after chunk */
 } Builder;
@@ -40,23 +40,13 @@ typedef struct {
     Py_ssize_t first_child, last_child, next_sibling; /* indexes; -1: none */
 } Node;
 
-/* Line `number` (1-based), borrowed. The list is checked on each use: nothing here runs
- * Python code between two reads, but a collection (making a Chunk) can run a __del__. */
-static PyObject *line_at(const Builder *b, Py_ssize_t number) {
-    if (PyList_GET_SIZE(b->lines) != b->line_count) {
-        PyErr_SetString(PyExc_RuntimeError, "the lines changed while they were chunked");
-        return NULL;
-    }
-    if (number < 1 || number > b->line_count) {
+/* Line `number` (1-based), borrowed. */
+static inline PyObject *line_at(const Builder *b, Py_ssize_t number) {
+    if (number < 1 || number > b->line_count) { /* never: the tests hold the C to that */
         PyErr_SetString(PyExc_IndexError, "line number out of range");
         return NULL;
     }
-    PyObject *line = PyList_GET_ITEM(b->lines, number - 1);
-    if (!PyUnicode_Check(line)) {
-        PyErr_Format(PyExc_TypeError, "lines must be str, not %.100s", Py_TYPE(line)->tp_name);
-        return NULL;
-    }
-    return line;
+    return PyList_GET_ITEM(b->lines, number - 1);
 }
 
 /* `not line.strip()`: empty or only Unicode whitespace, as str.strip() sees it. */
@@ -336,8 +326,17 @@ static int builder_start(Builder *b, PyObject *lines) {
         PyErr_Format(PyExc_TypeError, "lines must be a list, not %.100s", Py_TYPE(lines)->tp_name);
         return -1;
     }
-    b->lines = lines;
+    /* A copy: a collection while Chunks are made can run a __del__ that changes a list. */
     b->line_count = PyList_GET_SIZE(lines);
+    if ((b->lines = PyList_GetSlice(lines, 0, b->line_count)) == NULL) return -1;
+    for (Py_ssize_t i = 0; i < b->line_count; i++) {
+        PyObject *line = PyList_GET_ITEM(b->lines, i);
+        if (!PyUnicode_Check(line)) {
+            PyErr_Format(PyExc_TypeError, "lines must be str, not %.100s",
+                         Py_TYPE(line)->tp_name);
+            return -1;
+        }
+    }
     b->chunks = PyList_New(0);
     return b->chunks == NULL || word_scan_init(&b->words) < 0 ? -1 : 0;
 }
@@ -345,6 +344,7 @@ static int builder_start(Builder *b, PyObject *lines) {
 /* The chunks, or NULL (and the chunks so far dropped) if `failed`. */
 static PyObject *builder_finish(Builder *b, int failed) {
     word_scan_free(&b->words);
+    Py_CLEAR(b->lines);
     if (failed) Py_CLEAR(b->chunks);
     return b->chunks;
 }
