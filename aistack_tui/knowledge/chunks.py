@@ -6,6 +6,11 @@ A definition longer than `MAX_CHUNK_LINES` is replaced by its children (methods)
 lines between them (the class header, its docstring and attributes); one without
 children is cut into windows. Lines outside any definition (imports, module constants,
 script code) become their own windows, so nothing in the file is unsearchable.
+
+`build_chunks` and `window_chunks` are `build_chunks_py` and `window_chunks_py` compiled
+(`_chunks.c`, in the `_words` extension) where the install could build it: the Python
+chunker was 0.7 of the 8.5 CPU-s of extracting a generated 10k-file tree. The Python
+functions are the reference the tests hold the C to, and what runs without a compiler.
 """
 
 from __future__ import annotations
@@ -96,8 +101,12 @@ class _Builder:
             self.windows(node.start, node.end, d.qualname, d.kind)
 
 
-def build_chunks(lines: list[str], definitions: list[Definition], language: str) -> list[Chunk]:
-    """Chunks covering every non-blank line of the file, in file order."""
+def build_chunks_py(lines: list[str], definitions: list[Definition], language: str) -> list[Chunk]:
+    """Chunks covering every non-blank line of the file, in file order.
+
+    `definitions` are sorted by (chunk_start or start_line, -end_line), as `extract`
+    sorts them; those starting outside the file are left out, and ends past it clipped.
+    """
     if not lines:
         return []
     builder = _Builder(lines, "section" if language == "markdown" else "module")
@@ -121,7 +130,7 @@ def build_chunks(lines: list[str], definitions: list[Definition], language: str)
     return builder.chunks
 
 
-def window_chunks(lines: list[str]) -> list[Chunk]:
+def window_chunks_py(lines: list[str]) -> list[Chunk]:
     """Plain line windows, for files without a grammar."""
     builder = _Builder(lines, "text")
     builder.windows(1, len(lines), "", "text")
@@ -172,3 +181,12 @@ try:
     from aistack_tui.knowledge._words import identifier_words
 except ImportError:  # installed without a C compiler
     identifier_words = identifier_words_py
+
+try:
+    from aistack_tui.knowledge._words import build_chunks, configure, window_chunks
+except ImportError:  # no C compiler, or a build from before the chunker was compiled
+    build_chunks, window_chunks = build_chunks_py, window_chunks_py
+else:
+    # The limits are defined here only; a Chunk whose fields differ from the ones the C
+    # sets fails here, at import.
+    configure(Chunk, MAX_CHUNK_LINES, WINDOW_LINES, MAX_CHUNK_CHARS)
