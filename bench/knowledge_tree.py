@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 # (language, extension, share of the source files)
@@ -287,17 +288,39 @@ def generate_tree(root: Path, sources: int = 10_000, seed: int = 26) -> TreeCoun
     return counts
 
 
+@cache
+def _parser(lang: str) -> object | None:
+    """A bare tree-sitter parser for `lang`, from the grammar wheel the index uses.
+
+    Loaded here, not through the index's `grammar()`: the floor is tree-sitter alone,
+    and whatever the code under test compiles next to its parser is not part of it (its
+    queries, which `grammar()` once compiled eagerly: 0.28 CPU-s per process, counted in
+    the floor until then). The same floor for every version of the code measured."""
+    import importlib
+
+    from tree_sitter import Language, Parser
+
+    from aistack_tui.knowledge.languages import _GRAMMARS  # the language -> wheel table
+
+    spec = _GRAMMARS.get(lang)
+    if spec is None:
+        return None
+    try:
+        module = importlib.import_module(spec[0])
+    except ImportError:
+        return None
+    return Parser(Language(getattr(module, spec[1])()))
+
+
 def parse_only(root: str, batch: list[tuple[str, str]]) -> float:
     """Worker: read and tree-sitter-parse `batch` (nothing else); returns CPU seconds."""
     import time
 
-    from aistack_tui.knowledge.languages import grammar
-
     started = time.process_time()
     for rel, lang in batch:
-        loaded = grammar(lang)
-        if loaded is not None:
-            loaded.parser.parse((Path(root) / rel).read_bytes())
+        parser = _parser(lang)
+        if parser is not None:
+            parser.parse((Path(root) / rel).read_bytes())  # type: ignore[attr-defined]
     return time.process_time() - started
 
 
