@@ -273,8 +273,8 @@ class IndexStore:
 
     async def merge_owed(self) -> bool:
         """Whether a big build's segments still wait for `merge_segments` (its flag, the
-        raised `crisismerge`, is stored: a session that ended first leaves it to the
-        next)."""
+        raised `crisismerge`, is stored: a session that ended first, even inside the
+        build, leaves it to the next)."""
         rows = await self.db.execute_fetchall(
             "SELECT v FROM chunks_fts_config WHERE k = 'crisismerge'"
         )
@@ -290,11 +290,16 @@ class IndexStore:
             await self._fts_setting("merge", MERGE_STEP_PAGES)
             return await self._scalar("SELECT total_changes()") - before
 
+        async def restore() -> None:
+            # `automerge` too: a session that ended inside a big build left it at 0.
+            await self._fts_setting("automerge", AUTOMERGE)
+            await self._fts_setting("crisismerge", CRISIS_MERGE)
+
         # FTS5's rule: a step that changes fewer than two rows found nothing to merge.
         while await self._transaction(step) >= 2:
             if closed():
                 return False
-        await self._transaction(lambda: self._fts_setting("crisismerge", CRISIS_MERGE))
+        await self._transaction(restore)
         return True
 
     async def file_states(self, paths: Sequence[str] | None = None) -> dict[str, FileState]:

@@ -294,12 +294,12 @@ async def test_a_merge_left_by_a_closed_session_is_done_by_the_next_refresh(
     index = await KnowledgeIndex.open(aistack_home, root)
     try:
         await index.refresh()
-        await index.store.bulk_mode(True)
-        await index.store.bulk_mode(False)
+        await index.store.bulk_mode(True)  # and the session ends inside the build
         assert await index.store.merge_owed()
         (root / "pkg00/mod0003.py").write_text("def renamed_func(x):\n    return x\n")
         await index.refresh()
         assert not await index.store.merge_owed()
+        assert await _fts_settings(index) == (AUTOMERGE, CRISIS_MERGE)
         assert (await index.search("renamed_func", limit=1))[0].path.endswith("mod0003.py")
     finally:
         await index.close()
