@@ -283,7 +283,8 @@ class IndexStore:
     async def merge_segments(self, closed: Callable[[], bool]) -> bool:
         """Merge the full-text segments a big build left (see `bulk_mode`), a few pages
         per transaction, so an edit's write waits at most one step; then restore
-        `crisismerge`. Returns whether it finished (it stops early once `closed()`)."""
+        `automerge` and `crisismerge`. Returns whether it finished (it stops early once
+        `closed()`)."""
 
         async def step() -> int:
             before = await self._scalar("SELECT total_changes()")
