@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from operator import attrgetter, itemgetter
 
-from tree_sitter import Node, QueryCursor
+from tree_sitter import Node, Point, QueryCursor
 
 from aistack_tui.knowledge.chunks import build_chunks, window_chunks
 from aistack_tui.knowledge.languages import grammar
@@ -39,11 +39,15 @@ def _text(node: Node | None) -> str:
 
 
 def _end_line(node: Node) -> int:
-    """1-based last line; a node ending at column 0 really ended on the line before."""
-    row, col = node.end_point
-    if col == 0 and row > node.start_point.row:
-        row -= 1
-    return row + 1
+    """1-based last line of `node`."""
+    return _last_line(node.start_point.row, node.end_point)
+
+
+def _last_line(start_row: int, end: Point) -> int:
+    """1-based last line of a node starting on `start_row` (0-based) and ending at `end`:
+    a node ending at column 0 really ended on the line before."""
+    row, col = end
+    return row if col == 0 and row > start_row else row + 1
 
 
 def _signature(node: Node, source: bytes, kind: str) -> str:
@@ -203,15 +207,13 @@ def _definitions(
                 scope = (receiver,)
         qualname = ".".join((*scope, name)) if kind != "heading" else " > ".join((*scope, name))
         start_row = node.start_point.row
-        end_row, end_col = node.end_point
         result.append(
             Definition(
                 name,
                 qualname,
                 kind,
                 (name_node.start_point.row if name_line else start_row) + 1,
-                # A node ending at column 0 really ended on the line before (`_end_line`).
-                end_row if end_col == 0 and end_row > start_row else end_row + 1,
+                _last_line(start_row, node.end_point),
                 _signature(node, source, kind) if details else "",
                 _docstring(node, language) if details and kind != "heading" else "",
                 _chunk_start(node),

@@ -56,7 +56,8 @@ class ContextReport:
     injected: InjectedContext | None
     memory_on: bool
     code_index: dict[str, Any] | None
-    """`files`, `symbols`, `chunks`, `refreshing`; None when the index is off."""
+    """`KnowledgeIndex.status()`: `files`, `symbols`, `chunks`, `phase`...; None when the
+    index is off."""
 
 
 class Workspace:
