@@ -17,6 +17,7 @@ from tree_sitter import Node, Point, QueryCursor
 
 from aistack_tui.knowledge.chunks import build_chunks, window_chunks
 from aistack_tui.knowledge.languages import grammar
+from aistack_tui.knowledge.shallow import definition_matches
 from aistack_tui.knowledge.types import Definition, FileExtraction
 
 _CONTAINER_KINDS = frozenset({"class", "struct", "interface", "impl", "enum", "trait"})
@@ -250,8 +251,10 @@ def extract(source: bytes, language: str, *, references: bool = True) -> FileExt
             line_count=len(lines),
         )
     tree = loaded.parser.parse(source)
-    query = loaded.query if references else loaded.definitions
-    matches = QueryCursor(query).matches(tree.root_node)
+    if references:
+        matches = QueryCursor(loaded.query).matches(tree.root_node)
+    else:
+        matches = definition_matches(loaded.definitions, tree, source, language)
     definitions = _definitions(matches, source, language, details=references)
     owes_references = loaded.has_references
     return FileExtraction(
