@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from functools import cache
 from operator import attrgetter, itemgetter
 
 from tree_sitter import Node, Point, QueryCursor
@@ -133,9 +134,20 @@ def _receiver_type(node: Node) -> str:
 
 def _chunk_start(node: Node) -> int:
     top = node
-    while top.parent is not None and top.parent.type in _WRAPPERS:
-        top = top.parent
+    while (parent := top.parent) is not None and parent.type in _WRAPPERS:
+        top = parent
     return top.start_point.row + 1
+
+
+@cache
+def _has_wrappers(language: str) -> bool:
+    """Whether `language`'s grammar has any of the `_WRAPPERS` node types: without them a
+    definition's chunk starts on its own first line, and asking each for its parent (a
+    walk down from the root in tree-sitter) is time for nothing."""
+    loaded = grammar(language)
+    return loaded is not None and any(
+        loaded.language.id_for_node_kind(kind, True) is not None for kind in _WRAPPERS
+    )
 
 
 _Found = tuple[Node, str, str, Node, tuple[int, int]]
@@ -194,6 +206,7 @@ def _definitions(
                     found[node_id] = (node, _text(name_node), key[4:], name_node, span)
     scopes = _scopes(found)
     name_line = language in ("c", "cpp")
+    wrapped = _has_wrappers(language)
     result: list[Definition] = []
     for node_id, (node, raw_name, kind, name_node, _) in found.items():
         name = " ".join(raw_name.split())  # whitespace runs as one space, as `_WS`
@@ -217,7 +230,7 @@ def _definitions(
                 _last_line(start_row, node.end_point),
                 _signature(node, source, kind) if details else "",
                 _docstring(node, language) if details and kind != "heading" else "",
-                _chunk_start(node),
+                _chunk_start(node) if wrapped else start_row + 1,
             )
         )
     result.sort(key=_chunk_order)

@@ -86,7 +86,7 @@ def definition_matches(query: Query, tree: Tree, source: bytes, language: str) -
         if (i >= 0 and at < headers[i][1]) or any(a <= at < b for a, b in done):
             continue  # the keyword of a definition found, or inside one queried whole
         owner = _owner(root.descendant_for_byte_range(at, end), rule.owners)
-        if owner is None or (owner.start_byte, owner.type) in known:
+        if owner is None or (owner.start_byte, owner.end_byte) in known:
             continue  # in a string or a comment, or a word inside a definition found
         matches += QueryCursor(query).matches(owner)
         done.append((owner.start_byte, owner.end_byte))
@@ -95,23 +95,26 @@ def definition_matches(query: Query, tree: Tree, source: bytes, language: str) -
 
 def _headers(
     matches: list[Match], owned_by: dict[str, str]
-) -> tuple[list[tuple[int, int]], set[tuple[int, str]]]:
+) -> tuple[list[tuple[int, int]], set[tuple[int, int]]]:
     """The byte spans from each found definition's start (its owner's, see `owned_by`)
-    to its name, sorted; and the (start, type) of every owner found."""
+    to its name, sorted; and the span of every owner found (two owners never share
+    one: each holds its keyword token and the other owners it contains)."""
     headers: list[tuple[int, int]] = []
-    known: set[tuple[int, str]] = set()
+    known: set[tuple[int, int]] = set()
     for _, captures in matches:
         names = captures.get("name")
         for key, nodes in captures.items():
             if not key.startswith("def.") or not nodes:
                 continue
             node = nodes[0]
-            parent = node.parent if node.type in owned_by else None
-            if parent is not None and parent.type == owned_by[node.type]:
-                node = parent
-            start = node.start_byte
-            known.add((start, node.type))
-            headers.append((start, names[0].start_byte if names else node.end_byte))
+            if owned_by:
+                node_type = node.type
+                parent = node.parent if node_type in owned_by else None
+                if parent is not None and parent.type == owned_by[node_type]:
+                    node = parent
+            start, end = node.start_byte, node.end_byte
+            known.add((start, end))
+            headers.append((start, names[0].start_byte if names else end))
     headers.sort()
     return headers, known
 
