@@ -84,11 +84,13 @@ async def open_database(
     *,
     namespace: str = "main",
     load_vec: bool = True,
+    page_size: int | None = None,
 ) -> tuple[aiosqlite.Connection, Capabilities]:
     """Open (creating parents) and migrate a database.
 
     `namespace` separates migration lists of different owners sharing one file
-    (sessions and memory both live in `aistack.db`).
+    (sessions and memory both live in `aistack.db`). `page_size` applies to a file
+    created here (SQLite fixes it with the first write; an existing file keeps its own).
     """
     path_str = str(path)
     if path_str != ":memory:":
@@ -103,6 +105,8 @@ async def open_database(
     # The module's own Row: sqlite3.Row cannot wrap a sqlean cursor and vice versa.
     db.row_factory = module.Row
     await db.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    if page_size is not None:
+        await db.execute(f"PRAGMA page_size={int(page_size)}")  # before WAL writes the header
     if path_str != ":memory:":
         await db.execute("PRAGMA journal_mode=WAL")
     await db.execute("PRAGMA synchronous=NORMAL")
