@@ -53,10 +53,14 @@ async def write_parsed(
     per batch, and less again in groups of 960.
     The write runs in a task while results keep arriving: awaited in the loop, a long
     one would leave the workers without new batches (only a few per worker are in
-    flight), and whatever arrives meanwhile goes into the next group.
+    flight), and whatever arrives meanwhile goes into the next group. Once fewer files
+    than a group are still being parsed, each write takes whatever has arrived: what is
+    left when the last result comes is written while the workers have nothing to do, so
+    it had better be small (a full group left then was a fifth of a second of one core
+    busy and the other idle).
     """
     done = 0
-    group = WRITE_GROUP if len(jobs) >= POOL_THRESHOLD else 1
+    big = len(jobs) >= POOL_THRESHOLD
     waiting: list[ParseOutcome] = []
     writing: asyncio.Task[None] | None = None
     parsing = run_jobs(root, jobs, embed_dim=embed_dim, references=references, pool=pool)
@@ -66,6 +70,7 @@ async def write_parsed(
             done += len(outcomes)
             if progress:
                 progress(done, len(jobs))
+            group = WRITE_GROUP if big and len(jobs) - done > WRITE_GROUP else 1
             if len(waiting) < group or (writing is not None and not writing.done()):
                 continue
             if writing is not None:
