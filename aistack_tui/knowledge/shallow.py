@@ -14,7 +14,9 @@ is not in the header of a definition already found is climbed, in the tree, to i
 nearest definition node (`KeywordRule.owners`). One that was not found yet has its
 subtree queried whole. A keyword in a string or a comment climbs to a definition
 already found, or to none, and costs a lookup. The result holds the same matches as the
-full query; the tests hold it to that on nested fixtures and on the standard library.
+full query; the tests hold it to that on nested fixtures, on mutated (broken) copies of
+them, and on the standard library. A tree with syntax errors gets the full query: error
+recovery can leave a definition outside the node that owns its keyword.
 """
 
 from __future__ import annotations
@@ -63,8 +65,10 @@ RULES: dict[str, KeywordRule] = {
     ),
 }  # fmt: skip
 
-_WORD = bytes(int(chr(i).isalnum() or chr(i) == "_" or i >= 0x80) for i in range(256))
-"""1 for the bytes that continue an identifier (UTF-8 lead and continuation bytes too)."""
+_WORD = bytes(int(chr(i).isascii() and (chr(i).isalnum() or chr(i) == "_")) for i in range(256))
+"""1 for the ASCII bytes that continue an identifier. A byte of a non-ASCII character
+counts as a boundary: `éclass` then yields a hit that leads nowhere (a lookup), while a
+keyword after a character the grammar does not take for a letter is still found."""
 
 
 def definition_matches(query: Query, tree: Tree, source: bytes, language: str) -> list[Match]:
@@ -72,7 +76,9 @@ def definition_matches(query: Query, tree: Tree, source: bytes, language: str) -
     `QueryCursor(query).matches(tree.root_node)`, cheaper where `RULES` has the language."""
     root = tree.root_node
     rule = RULES.get(language)
-    if rule is None:
+    if rule is None or root.has_error:
+        # A tree with syntax errors can hold a definition outside the node that owns its
+        # keyword (a Go `type_spec` under an ERROR node, not its `type_declaration`).
         return QueryCursor(query).matches(root)
     cursor = QueryCursor(query)
     cursor.set_max_start_depth(SHALLOW_DEPTH)

@@ -4,6 +4,7 @@ keywords in strings and comments, and real code."""
 
 from __future__ import annotations
 
+import random
 import re
 import sysconfig
 from pathlib import Path
@@ -177,6 +178,35 @@ def test_keyword_hits_are_whole_words() -> None:
     hits = sorted(keyword_hits(source, (b"def", b"class")))
     assert [source[a:b] for a, b in hits] == [b"def", b"class", b"class", b"def"]
     assert hits[0][0] == 0 and hits[-1][1] == len(source)
+
+
+def test_a_keyword_next_to_a_non_ascii_byte_is_still_a_candidate() -> None:
+    """Found by mutating sources: after a byte the grammar does not read as a letter,
+    tree-sitter still lexes the keyword, so the scan must not take it for a word."""
+    source = "\u00e9class \u2026def".encode() + b"\x8dclass"
+    assert len(keyword_hits(source, (b"def", b"class"))) == 3
+
+
+_INSERTS = [b"def ", b"class ", b"fn ", b"func ", b"type ", b"(", b")", b"{", b"}", b":",
+            b"\n    ", b'"', b"'" * 3, b"#", b"/*", b"\x00", b"\xff\xfe", b"\x8d"]  # fmt: skip
+
+
+@pytest.mark.parametrize("language", sorted(NESTED))
+def test_broken_sources_get_the_full_query_matches(language: str) -> None:
+    """Seeded mutations of the fixtures (cut bytes, stray keywords and brackets, bad
+    UTF-8): a tree with syntax errors can hold a definition outside the node owning its
+    keyword (a Go `type_spec` under an ERROR node), so such a tree gets the full query."""
+    rng = random.Random(26)
+    for _ in range(150):
+        data = bytearray(NESTED[language])
+        for _ in range(rng.randint(1, 6)):
+            at = rng.randrange(len(data) + 1)
+            if rng.random() < 0.4:
+                del data[at : at + rng.randint(1, 30)]
+            else:
+                data[at:at] = rng.choice(_INSERTS)
+        full, shallow = _both(bytes(data), language)
+        assert _keys(shallow) == _keys(full), bytes(data)
 
 
 def test_the_standard_library_gets_the_same_definitions() -> None:
