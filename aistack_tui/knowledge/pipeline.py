@@ -346,27 +346,36 @@ async def _map_batches(
                 future.cancel()
 
 
-def walk_rows(root: str) -> list[tuple[str, int, int, str]]:
-    """Worker entry point: the walk, as plain tuples (they unpickle several times faster
-    than dataclasses, and the unpickling holds the main process's GIL)."""
+def walk_rows(root: str, part: int = 0, parts: int = 1) -> list[tuple[str, int, int, str]]:
+    """Worker entry point: the walk (its share `part` of `parts`, see `walk`), as plain
+    tuples (they unpickle several times faster than dataclasses, and the unpickling holds
+    the main process's GIL)."""
     from pathlib import Path
 
-    return [(e.path, e.size, e.mtime_ns, e.language) for e in walk(Path(root))]
+    return [(e.path, e.size, e.mtime_ns, e.language) for e in walk(Path(root), part, parts)]
 
 
-async def walk_in_worker(root: str, pool: Executor) -> list[WalkEntry] | None:
-    """Walk the tree in a worker process of `pool`, or None when it cannot.
+async def walk_in_worker(
+    root: str, pool: Executor, workers: int | None = None
+) -> list[WalkEntry] | None:
+    """Walk the tree in the worker processes of `pool` (one share each, see `walk`), or
+    None when it cannot.
 
     For a first build, whose walk of a 20,000-file tree is a second of Python: in a
     thread it would take the GIL from the event loop half of that time, and the turn the
     user just sent would go out late. The pool is the one the build then parses in, so
-    a first build starts one pool, not two.
+    a first build starts one pool, not two. Nothing is parsed until the walk is done,
+    so one worker walking alone left the others idle meanwhile.
     """
+    parts = _cores(workers)
     try:
-        rows = await asyncio.wrap_future(pool.submit(walk_rows, root))
+        shares = await asyncio.gather(
+            *(asyncio.wrap_future(pool.submit(walk_rows, root, part, parts))
+              for part in range(parts))
+        )  # fmt: skip
     except BrokenProcessPool:
         return None
-    return [WalkEntry(*row) for row in rows]
+    return [WalkEntry(*row) for rows in shares for row in rows]
 
 
 async def build_pool(workers: int | None = None) -> Executor | None:

@@ -16,6 +16,7 @@ the project and to a file that would be indexed itself.
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,8 +115,12 @@ def _ignored(specs: list[tuple[str, pathspec.PathSpec]], rel: str, is_dir: bool)
     return False
 
 
-def walk(root: Path) -> Iterator[WalkEntry]:
-    """Yield the indexable files under `root` (not following directory symlinks)."""
+def walk(root: Path, part: int = 0, parts: int = 1) -> Iterator[WalkEntry]:
+    """Yield the indexable files under `root` (not following directory symlinks).
+
+    With `parts` > 1, only the files of the directories whose path hashes to `part`:
+    every directory is still listed, and the checks of each file (most of a walk's time)
+    are split, so the processes of a pool can walk one tree together."""
     root_str = str(root)
     # (relative dir, its specs stack)
     pending: list[tuple[str, list[tuple[str, pathspec.PathSpec]]]] = [("", [])]
@@ -130,12 +135,15 @@ def walk(root: Path) -> Iterator[WalkEntry]:
         except OSError:
             continue
         subdirs: list[str] = []
+        mine = parts == 1 or zlib.crc32(rel_dir.encode("utf-8", "surrogateescape")) % parts == part
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
                     if _walk_into(entry, rel, specs):
                         subdirs.append(rel)
+                    continue
+                if not mine:
                     continue
                 found = _indexable(entry, rel, root_str, specs)
             except OSError:

@@ -58,3 +58,35 @@ async def test_opening_a_missing_directory_is_a_clear_error(
 
     with pytest.raises(NotADirectoryError, match="not a directory"):
         await KnowledgeIndex.open(aistack_home, tmp_path / "nope")
+
+
+def test_a_walk_split_between_workers_finds_each_file_once(tmp_path: Path) -> None:
+    """A first build walks in every worker of its pool, each checking the files of its
+    share of the directories: together they must be the whole walk, with no file twice
+    and the ignore rules of every share's parents still applied."""
+    _write(tmp_path, ".gitignore", "*_gen.py\n")
+    for i in range(12):
+        _write(tmp_path, f"pkg{i}/mod.py")
+        _write(tmp_path, f"pkg{i}/deep/{i}/leaf.py")
+        _write(tmp_path, f"pkg{i}/drop_gen.py")
+    _write(tmp_path, "top.py")
+    whole = sorted(e.path for e in walk(tmp_path))
+    shares = [sorted(e.path for e in walk(tmp_path, part, 3)) for part in range(3)]
+    assert all(shares)  # 37 directories: each share holds some
+    assert sorted(p for share in shares for p in share) == whole
+    assert len(whole) == 25 and not any(p.endswith("_gen.py") for p in whole)
+
+
+async def test_a_pool_walk_is_the_whole_walk(tmp_path: Path) -> None:
+    from aistack_tui.knowledge.pipeline import build_pool, walk_in_worker
+
+    for i in range(30):
+        _write(tmp_path, f"d{i}/f{i}.py")
+    pool = await build_pool(2)
+    assert pool is not None
+    try:
+        found = await walk_in_worker(str(tmp_path), pool, 2)
+    finally:
+        pool.shutdown()
+    assert found is not None
+    assert sorted(found, key=lambda e: e.path) == sorted(walk(tmp_path), key=lambda e: e.path)
