@@ -22,7 +22,8 @@ recovery can leave a definition outside the node that owns its keyword.
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from tree_sitter import Node, Query, QueryCursor, Tree
 
@@ -38,8 +39,8 @@ class KeywordRule:
     owners: frozenset[str]
     """The node types that own those keywords: every definition pattern's root, or for
     a root that does not hold the keyword itself, its parent that does (`owned_by`)."""
-    owned_by: tuple[tuple[str, str], ...] = ()
-    """(definition node type, its parent's type holding the keyword): a Go `type_spec`
+    owned_by: Mapping[str, str] = field(default_factory=dict)
+    """Definition node type -> its parent's type holding the keyword: a Go `type_spec`
     is named inside a `type_declaration`, which holds `type`."""
 
 
@@ -50,7 +51,7 @@ RULES: dict[str, KeywordRule] = {
     "go": KeywordRule(
         (b"func", b"type"),
         frozenset({"function_declaration", "method_declaration", "type_declaration"}),
-        (("type_spec", "type_declaration"),),
+        {"type_spec": "type_declaration"},
     ),
     "rust": KeywordRule(
         (b"fn", b"struct", b"enum", b"union", b"type", b"trait", b"impl", b"mod",
@@ -83,7 +84,7 @@ def definition_matches(query: Query, tree: Tree, source: bytes, language: str) -
     cursor = QueryCursor(query)
     cursor.set_max_start_depth(SHALLOW_DEPTH)
     matches = cursor.matches(root)
-    headers, known = _headers(matches, dict(rule.owned_by))
+    headers, known = _headers(matches, rule.owned_by)
     starts = [start for start, _ in headers]
     done: list[tuple[int, int]] = []  # subtrees queried whole
     # In order, so an outer definition's subtree is queried before any inside it.
@@ -100,7 +101,7 @@ def definition_matches(query: Query, tree: Tree, source: bytes, language: str) -
 
 
 def _headers(
-    matches: list[Match], owned_by: dict[str, str]
+    matches: list[Match], owned_by: Mapping[str, str]
 ) -> tuple[list[tuple[int, int]], set[tuple[int, int]]]:
     """The byte spans from each found definition's start (its owner's, see `owned_by`)
     to its name, sorted; and the span of every owner found (two owners never share
